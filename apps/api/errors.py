@@ -1,0 +1,63 @@
+"""The API's error responses: `{"error": <reason>, "message": <one sentence>}`."""
+
+from django.http import JsonResponse
+
+STATUS_BY_REASON = {
+    "missing-key": 401,
+    "invalid-key": 401,
+    "expired-key": 401,
+    "revoked-key": 401,
+    "insufficient-scope": 403,
+    "invalid-input": 400,
+    "payload-too-large": 413,
+    "unsupported-media-type": 415,
+    "not-found": 404,
+    "method-not-allowed": 405,
+    "rate-limited": 429,
+    "internal-error": 500,
+}
+
+DEFAULT_MESSAGES = {
+    "missing-key": "Send an API key in the Authorization header: Authorization: Bearer <key>.",
+    "invalid-key": "The API key is not valid.",
+    "expired-key": "The API key has expired.",
+    "revoked-key": "The API key has been revoked.",
+    "not-found": "Nothing was found at this address.",
+    "internal-error": "Something went wrong on our side; the request was not completed.",
+}
+
+
+def api_error(reason: str, message: str | None = None, **headers: str) -> JsonResponse:
+    """The JSON error response for `reason`, with the status of the error table.
+
+    401 responses always carry a WWW-Authenticate challenge (RFC 6750): with
+    error="invalid_token" when a key was presented, bare when none was.
+    """
+    response = JsonResponse(
+        {"error": reason, "message": message or DEFAULT_MESSAGES[reason]},
+        status=STATUS_BY_REASON[reason],
+    )
+    if reason == "missing-key":
+        response["WWW-Authenticate"] = 'Bearer realm="api"'
+    elif response.status_code == 401:
+        response["WWW-Authenticate"] = 'Bearer realm="api", error="invalid_token"'
+    for name, value in headers.items():
+        response[name.replace("_", "-")] = value
+    return response
+
+
+def insufficient_scope(
+    needed: list[str] | tuple[str, ...], message: str | None = None
+) -> JsonResponse:
+    scope = " ".join(sorted(needed))
+    if message:
+        pass
+    elif len(needed) == 1:
+        message = f"This operation needs the {scope} scope, which this key does not hold."
+    else:
+        message = f"This operation needs one of these scopes, which this key does not hold: {scope}."
+    response = api_error("insufficient-scope", message)
+    response["WWW-Authenticate"] = (
+        f'Bearer realm="api", error="insufficient_scope", scope="{scope}"'
+    )
+    return response

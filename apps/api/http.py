@@ -1,0 +1,111 @@
+"""Request plumbing of the JSON API: method routing and body parsing."""
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
+from django.http import HttpRequest, HttpResponse
+from django.views.decorators.csrf import csrf_exempt
+
+from apps.common.validation import InvalidInput
+
+from .errors import api_error
+
+
+class BodyError(Exception):
+    def __init__(self, response: HttpResponse) -> None:
+        super().__init__(response.status_code)
+        self.response = response
+
+
+def methods(**handlers: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """One view for a path that dispatches on the method, answering 405 with Allow otherwise.
+
+    Routing comes before authentication, so a wrong method is refused without looking at the key.
+    """
+    allow = ", ".join(handlers)
+
+    @csrf_exempt
+    def view(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        handler = handlers.get(request.method or "")
+        if handler is None:
+            return api_error(
+                "method-not-allowed",
+                f"{request.method} is not allowed here; use {allow}.",
+                Allow=allow,
+            )
+        return handler(request, *args, **kwargs)
+
+    return view
+
+
+def _is_json(content_type: str) -> bool:
+    media_type = content_type.split(";", 1)[0].strip().lower()
+    return media_type == "application/json"
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        raise ValueError("duplicate key")
+    return result
+
+
+def json_body(request: HttpRequest) -> Any:
+    """The request's JSON body, or BodyError carrying the 413, 415 or 400 response to send."""
+    limit = settings.API_MAX_BODY_BYTES
+    too_large = api_error(
+        "payload-too-large", f"The request body must be at most {limit} bytes."
+    )
+    try:
+        declared = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        declared = 0
+    if declared > limit:
+        raise BodyError(too_large)
+    try:
+        body = request.body
+    except RequestDataTooBig:
+        raise BodyError(too_large) from None
+    if len(body) > limit:
+        raise BodyError(too_large)
+    if body and not _is_json(request.META.get("CONTENT_TYPE", "")):
+        raise BodyError(
+            api_error(
+                "unsupported-media-type",
+                "Send the request body as JSON with Content-Type: application/json.",
+            )
+        )
+    try:
+        return json.loads(
+            body.decode("utf-8"),
+            parse_constant=_reject_constant,
+            object_pairs_hook=_no_duplicate_keys,
+        )
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise BodyError(
+            api_error("invalid-input", "The request body must be a valid JSON object.")
+        ) from None
+
+
+def json_object_body(request: HttpRequest, *, fields: tuple[str, ...]) -> dict[str, Any]:
+    """A JSON object body holding exactly `fields`, all required and nothing else.
+
+    Raises BodyError (413, 415, 400) or InvalidInput naming the first unknown or missing field.
+    """
+    data = json_body(request)
+    if not isinstance(data, dict):
+        raise InvalidInput("body", "The request body must be a JSON object.")
+    unknown = [name for name in data if name not in fields]
+    if unknown:
+        raise InvalidInput(unknown[0], f"{unknown[0]} is not a known field.")
+    missing = [name for name in fields if name not in data]
+    if missing:
+        raise InvalidInput(missing[0], f"{missing[0]} is required.")
+    return data

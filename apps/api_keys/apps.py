@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class ApiKeysConfig(AppConfig):
+    name = "apps.api_keys"
+    label = "api_keys"
+    default_auto_field = "django.db.models.BigAutoField"

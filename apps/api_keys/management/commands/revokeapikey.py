@@ -1,0 +1,26 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from apps.api_keys.services import api_key_find_by_secret, api_key_revoke
+
+
+class Command(BaseCommand):
+    help = "Revoke the key a secret belongs to (what an operator does with a leaked key)."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("secret", help="the leaked secret")
+
+    def handle(self, *args, secret: str, **options) -> None:
+        key = api_key_find_by_secret(secret.strip())
+        if key is None:
+            # Never echo the secret: the terminal's scrollback and CI logs are places it leaks to.
+            raise CommandError("No key matches this secret (check for a typo or a truncated copy).")
+        if key.revoked_at is not None:
+            self.stdout.write(
+                f"Key {key.name!r} ({key.hint}) was already revoked at {key.revoked_at.isoformat()}."
+            )
+            return
+        api_key_revoke(key=key, actor=None)
+        self.stdout.write(
+            f"Revoked key {key.name!r} ({key.hint}) of {key.user.email} in workspace "
+            f"{key.workspace_id}; it no longer authenticates."
+        )

@@ -1,0 +1,87 @@
+from datetime import datetime
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from apps.workspaces.models import Workspace
+
+
+class ApiKeyState(models.TextChoices):
+    ACTIVE = "active", "Active"
+    EXPIRED = "expired", "Expired"
+    REVOKED = "revoked", "Revoked"
+
+
+class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
+    def in_state(self, state: str, now: datetime | None = None) -> "ApiKeyQuerySet":
+        """Keys in a state, derived from revoked_at and expires_at at `now`."""
+        now = now or timezone.now()
+        if state == ApiKeyState.REVOKED:
+            return self.filter(revoked_at__isnull=False)
+        if state == ApiKeyState.EXPIRED:
+            return self.filter(revoked_at__isnull=True, expires_at__lte=now)
+        if state == ApiKeyState.ACTIVE:
+            return self.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now), revoked_at=None)
+        raise ValueError(f"Unknown key state {state!r}.")
+
+
+class ApiKey(models.Model):
+    """A bearer credential. Only the keyed hash of its secret is stored, never the secret."""
+
+    class Kind(models.TextChoices):
+        WORKSPACE = "workspace", "Workspace key"
+        MEMBER = "member", "Member key"
+
+    class Tag(models.TextChoices):
+        NONE = "", "None"
+        CLI = "cli", "CLI"
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="api_keys")
+    # The user the key belongs to and acts as; each user creates keys only for themself.
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_keys"
+    )
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.WORKSPACE)
+    name = models.CharField(max_length=100)
+    scopes = models.JSONField(default=list)
+    secret_hash = models.CharField(max_length=64, unique=True)
+    hint = models.CharField(max_length=16)
+    tag = models.CharField(max_length=8, choices=Tag.choices, default=Tag.NONE, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    revoked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    last_used_ip = models.GenericIPAddressField(null=True, blank=True)
+
+    objects = ApiKeyQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["workspace", "-created_at"], name="api_key_ws_created")]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.hint})"
+
+    def state_at(self, now: datetime) -> str:
+        if self.revoked_at is not None:
+            return ApiKeyState.REVOKED
+        if self.expires_at is not None and now >= self.expires_at:
+            return ApiKeyState.EXPIRED
+        return ApiKeyState.ACTIVE
+
+    @property
+    def state(self) -> str:
+        return self.state_at(timezone.now())
+
+    @property
+    def is_cli(self) -> bool:
+        return self.tag == self.Tag.CLI

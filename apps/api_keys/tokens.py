@@ -1,0 +1,65 @@
+"""The API key secret: its format, checksum and keyed hash.
+
+A secret reads `<prefix>_<32 random base62 characters><6 checksum characters>`, e.g.
+`gwk_3Jd...`. The prefix tells the kind of key (workspace `gwk`, member `gmk`) so a leaked string
+can be recognised by secret scanners, and the CRC32 checksum lets a typo or a random string be
+refused offline, without a database query (the idea of GitHub's token format).
+"""
+
+import hashlib
+import hmac
+import secrets
+import zlib
+
+from django.conf import settings
+
+ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+RANDOM_LENGTH = 32  # 32 * log2(62) = 190 bits of entropy
+CHECKSUM_LENGTH = 6  # 62**6 > 2**32, so a CRC32 always fits
+PREFIXES = {"workspace": "gwk", "member": "gmk"}
+SECRET_LENGTH = 3 + 1 + RANDOM_LENGTH + CHECKSUM_LENGTH
+
+
+def _base62(number: int, width: int) -> str:
+    chars = []
+    for _ in range(width):
+        number, digit = divmod(number, 62)
+        chars.append(ALPHABET[digit])
+    return "".join(reversed(chars))
+
+
+def _checksum(body: str) -> str:
+    return _base62(zlib.crc32(body.encode("ascii")), CHECKSUM_LENGTH)
+
+
+def generate_secret(kind: str) -> str:
+    """A new secret for a key of `kind` ("workspace" or "member")."""
+    body = PREFIXES[kind] + "_" + "".join(secrets.choice(ALPHABET) for _ in range(RANDOM_LENGTH))
+    return body + _checksum(body)
+
+
+def kind_of(secret: str) -> str | None:
+    """The kind of key a well-formed secret with a valid checksum belongs to, else None."""
+    if len(secret) != SECRET_LENGTH or secret[3] != "_":
+        return None
+    kind = next((k for k, p in PREFIXES.items() if secret.startswith(p)), None)
+    if kind is None:
+        return None
+    body, checksum = secret[:-CHECKSUM_LENGTH], secret[-CHECKSUM_LENGTH:]
+    if not all(ch in ALPHABET for ch in secret[4:]):
+        return None
+    if not hmac.compare_digest(_checksum(body), checksum):
+        return None
+    return kind
+
+
+def hash_secret(secret: str) -> str:
+    """The keyed hash stored at rest: HMAC-SHA256 under API_KEY_HASH_SECRET, in hex."""
+    return hmac.new(
+        settings.API_KEY_HASH_SECRET.encode(), secret.encode(), hashlib.sha256
+    ).hexdigest()
+
+
+def hint_for(secret: str) -> str:
+    """The non-secret hint shown in lists: the prefix and the last four characters."""
+    return f"{secret[:4]}…{secret[-4:]}"

@@ -1,0 +1,86 @@
+"""Validation of workspace settings, shared by PATCH /workspace and the dashboard's Settings form."""
+
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from apps.common.validation import InvalidInput, clean_bool, clean_text
+
+from .choices import TRANSCRIPTION_LANGUAGES
+
+
+@cache
+def timezone_names() -> frozenset[str]:
+    """Every IANA time zone name, as zoneinfo spells it, from the pinned tzdata package.
+
+    Read from the package rather than the operating system so every server (and the OpenAPI
+    document) accepts exactly the same names.
+    """
+    zones = resources.files("tzdata").joinpath("zones").read_text().split()
+    return frozenset(zones) - {"Factory", "localtime"}
+
+
+def clean_workspace_name(value: Any, field: str = "workspaceName") -> str:
+    return clean_text(value, field, max_length=100)
+
+
+def clean_timezone(value: Any, field: str = "timezone") -> str:
+    if not isinstance(value, str):
+        raise InvalidInput(field, f"{field} must be a string.")
+    if value not in timezone_names():
+        raise InvalidInput(
+            field, f"{field} must be an IANA time zone name such as Europe/Berlin."
+        )
+    return value
+
+
+def clean_transcription_language(value: Any, field: str = "transcriptionLanguage") -> str:
+    if not isinstance(value, str):
+        raise InvalidInput(field, f"{field} must be a string.")
+    if value not in TRANSCRIPTION_LANGUAGES:
+        codes = ", ".join(TRANSCRIPTION_LANGUAGES)
+        raise InvalidInput(field, f"{field} must be one of the supported language codes: {codes}.")
+    return value
+
+
+# PATCH field name -> (model field, cleaner). The record's own names are the body's names.
+SETTABLE_FIELDS = {
+    "workspaceName": ("name", clean_workspace_name),
+    "timezone": ("timezone", clean_timezone),
+    "autoTranscribeUploads": (
+        "auto_transcribe_uploads",
+        lambda value: clean_bool(value, "autoTranscribeUploads"),
+    ),
+    "transcriptionLanguage": ("transcription_language", clean_transcription_language),
+}
+READ_ONLY_FIELDS = ("workspaceId", "userEmail", "scopes")
+
+
+def validate_workspace_patch(data: Any) -> dict[str, Any]:
+    """Check a PATCH /workspace body as a whole and return the model fields to write.
+
+    Raises InvalidInput for the first problem found; nothing is returned unless every field is
+    valid, which is what makes the PATCH all-or-nothing.
+    """
+    if not isinstance(data, dict):
+        raise InvalidInput("body", "The request body must be a JSON object.")
+    if not data:
+        raise InvalidInput("body", "The request body must contain at least one field.")
+    if "videoSettings" in data:
+        raise InvalidInput(
+            "videoSettings",
+            "videoSettings cannot be changed through the API: the default video quality can be "
+            "changed only in the dashboard.",
+        )
+    for name in data:
+        if name in READ_ONLY_FIELDS:
+            raise InvalidInput(name, f"{name} is read-only and cannot be changed.")
+    for name in data:
+        if name not in SETTABLE_FIELDS:
+            settable = ", ".join(SETTABLE_FIELDS)
+            raise InvalidInput(name, f"{name} is not a known field; settable fields are {settable}.")
+    changes: dict[str, Any] = {}
+    for name, (model_field, cleaner) in SETTABLE_FIELDS.items():
+        if name in data:
+            changes[model_field] = cleaner(data[name])
+    return changes
