@@ -9,6 +9,8 @@ MAX_PRICE_CENTS = 100_000_000
 
 
 def clean_price_cents(value: Any, field: str = "priceCents") -> int:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)  # JSON does not tell 100 from 100.0
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidInput(field, f"{field} must be a whole number of cents.")
     if not 0 <= value <= MAX_PRICE_CENTS:

@@ -1,0 +1,18 @@
+from django.core.management.base import BaseCommand
+
+from apps.api.openapi import OPENAPI_FILE, render_openapi
+
+
+class Command(BaseCommand):
+    help = "Print the OpenAPI document, or write it to apps/api/openapi.json with --write."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--write", action="store_true", help="update the committed copy")
+
+    def handle(self, *args, write: bool, **options) -> None:
+        document = render_openapi()
+        if write:
+            OPENAPI_FILE.write_text(document, encoding="utf-8")
+            self.stdout.write(f"Wrote {OPENAPI_FILE}.")
+        else:
+            self.stdout.write(document, ending="")
