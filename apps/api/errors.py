@@ -22,7 +22,13 @@ DEFAULT_MESSAGES = {
     "invalid-key": "The API key is not valid.",
     "expired-key": "The API key has expired.",
     "revoked-key": "The API key has been revoked.",
+    "insufficient-scope": "This key does not hold the scope this operation needs.",
+    "invalid-input": "The request is not valid.",
+    "payload-too-large": "The request body is too large.",
+    "unsupported-media-type": "Send the request body as JSON with Content-Type: application/json.",
     "not-found": "Nothing was found at this address.",
+    "method-not-allowed": "This method is not allowed here.",
+    "rate-limited": "Too many requests with this key; slow down.",
     "internal-error": "Something went wrong on our side; the request was not completed.",
 }
 

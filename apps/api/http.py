@@ -76,12 +76,7 @@ def json_body(request: HttpRequest) -> Any:
     if len(body) > limit:
         raise BodyError(too_large)
     if body and not _is_json(request.META.get("CONTENT_TYPE", "")):
-        raise BodyError(
-            api_error(
-                "unsupported-media-type",
-                "Send the request body as JSON with Content-Type: application/json.",
-            )
-        )
+        raise BodyError(api_error("unsupported-media-type"))
     try:
         return json.loads(
             body.decode("utf-8"),

@@ -1,0 +1,237 @@
+"""Every row of the API's error table, with its headers and the order of the checks."""
+
+import json
+import logging
+from datetime import timedelta
+
+import pytest
+import time_machine
+from django.test import Client
+from django.utils import timezone
+
+from apps.api_keys import tokens
+from apps.api_keys.services import api_key_revoke
+from tests.conftest import auth
+from tests.factories import make_key
+
+pytestmark = pytest.mark.django_db
+URL = "/api/v1/workspace"
+CHALLENGE = 'Bearer realm="api"'
+INVALID_TOKEN = 'Bearer realm="api", error="invalid_token"'
+
+
+def error_of(response) -> str:
+    assert response["Content-Type"] == "application/json"
+    body = response.json()
+    assert set(body) == {"error", "message"}
+    assert body["message"]
+    return body["error"]
+
+
+def patch(client, secret, body, content_type="application/json", **extra):
+    data = body if isinstance(body, (str, bytes)) else json.dumps(body)
+    return client.patch(URL, data, content_type=content_type, **auth(secret), **extra)
+
+
+@pytest.mark.parametrize(
+    "header",
+    [None, "Basic dXNlcjpwYXNz", "Bearer", "Bearer   ", "Token abc", ""],
+)
+def test_no_bearer_credential_is_missing_key(client, header):
+    extra = {} if header is None else {"HTTP_AUTHORIZATION": header}
+    response = client.get(URL, **extra)
+    assert response.status_code == 401
+    assert error_of(response) == "missing-key"
+    assert response["WWW-Authenticate"] == CHALLENGE
+
+
+@pytest.mark.parametrize(
+    "credential",
+    [
+        "not-a-key",
+        "gwk_" + "a" * 38,  # well-formed but the checksum fails
+        tokens.generate_secret("workspace"),  # checksum fine, unknown to the database
+        "gwk_abc def",
+        "gwk_ünïcödé" + "a" * 30,
+    ],
+)
+def test_bad_credential_is_invalid_key(client, credential):
+    response = client.get(URL, HTTP_AUTHORIZATION=f"Bearer {credential}")
+    assert response.status_code == 401
+    assert error_of(response) == "invalid-key"
+    assert response["WWW-Authenticate"] == INVALID_TOKEN
+
+
+def test_expired_key(client):
+    created = make_key(expires_in=timedelta(days=7))
+    with time_machine.travel(created.key.expires_at, tick=False):
+        response = client.get(URL, **auth(created.secret))
+    assert response.status_code == 401
+    assert error_of(response) == "expired-key"
+    assert response["WWW-Authenticate"] == INVALID_TOKEN
+
+
+def test_revoked_key_fails_on_the_next_request(client, key):
+    assert client.get(URL, **auth(key.secret)).status_code == 200
+    api_key_revoke(key=key.key, actor=None)
+    response = client.get(URL, **auth(key.secret))
+    assert response.status_code == 401
+    assert error_of(response) == "revoked-key"
+    assert response["WWW-Authenticate"] == INVALID_TOKEN
+
+
+def test_scheme_name_is_case_insensitive(client, key):
+    assert client.get(URL, HTTP_AUTHORIZATION=f"bearer {key.secret}").status_code == 200
+    assert client.get(URL, HTTP_AUTHORIZATION=f"BEARER {key.secret}").status_code == 200
+
+
+def test_insufficient_scope_names_the_scope(client):
+    created = make_key(scopes=["pages:read"])
+    response = client.get("/api/v1/products", **auth(created.secret))
+    assert response.status_code == 403
+    assert error_of(response) == "insufficient-scope"
+    assert response["WWW-Authenticate"] == (
+        'Bearer realm="api", error="insufficient_scope", scope="products:read"'
+    )
+
+
+def test_patch_without_write_scope_lists_every_write_scope(client):
+    created = make_key(scopes=["products:read", "pages:read"])
+    response = patch(client, created.secret, {"timezone": "UTC"})
+    assert response.status_code == 403
+    assert error_of(response) == "insufficient-scope"
+    assert response["WWW-Authenticate"].endswith(
+        'scope="communities:write pages:write products:write"'
+    )
+
+
+def test_invalid_input(client, key):
+    response = patch(client, key.secret, {"videoSettings": {"quality": "1080p"}})
+    assert response.status_code == 400
+    assert error_of(response) == "invalid-input"
+    assert "only in the dashboard" in response.json()["message"]
+
+
+def test_payload_too_large(client, key, settings):
+    settings.API_MAX_BODY_BYTES = 100
+    response = patch(client, key.secret, {"workspaceName": "x" * 200})
+    assert response.status_code == 413
+    assert error_of(response) == "payload-too-large"
+
+
+def test_default_body_limit_is_64_kib(client, key):
+    body = json.dumps({"workspaceName": "x" * 65_536})
+    assert patch(client, key.secret, body).status_code == 413
+
+
+@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", ""])
+def test_body_without_json_content_type_is_unsupported(client, key, content_type):
+    response = patch(client, key.secret, '{"timezone": "UTC"}', content_type=content_type)
+    assert response.status_code == 415
+    assert error_of(response) == "unsupported-media-type"
+
+
+@pytest.mark.parametrize(
+    "content_type", ["application/json; charset=utf-8", "Application/JSON", "application/json;"]
+)
+def test_json_content_type_matches_loosely(client, key, content_type):
+    response = patch(client, key.secret, '{"timezone": "UTC"}', content_type=content_type)
+    assert response.status_code == 200
+
+
+@pytest.mark.parametrize("path", ["/api/v1/nothing", "/api/v2/workspace", "/api/", "/api/v1/"])
+def test_unknown_path_is_not_found_as_json(client, key, path):
+    for extra in ({}, auth(key.secret)):
+        response = client.get(path, **extra)
+        assert response.status_code == 404
+        assert error_of(response) == "not-found"
+
+
+def test_wrong_method_is_refused_with_allow_before_authentication(client):
+    response = client.delete(URL)
+    assert response.status_code == 405
+    assert error_of(response) == "method-not-allowed"
+    assert response["Allow"] == "GET, PATCH"
+    assert client.put("/api/v1/products")["Allow"] == "GET, POST"
+
+
+def test_rate_limit_per_key_with_retry_after(client, key, settings):
+    settings.API_RATE_LIMIT_PER_MINUTE = 3
+    other = make_key()
+    with time_machine.travel("2026-11-22 10:00:15Z", tick=False):
+        for _ in range(3):
+            assert client.get(URL, **auth(key.secret)).status_code == 200
+        response = client.get(URL, **auth(key.secret))
+        assert response.status_code == 429
+        assert error_of(response) == "rate-limited"
+        assert response["Retry-After"] == "45"
+        assert client.get(URL, **auth(other.secret)).status_code == 200
+    with time_machine.travel("2026-11-22 10:01:00Z", tick=False):
+        assert client.get(URL, **auth(key.secret)).status_code == 200
+
+
+def test_unexpected_error_is_internal_error_json_without_the_secret(key, monkeypatch, caplog):
+    def explode(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr("apps.workspaces.api.workspace_to_json", explode)
+    client = Client(raise_request_exception=False)
+    with caplog.at_level(logging.DEBUG):
+        response = client.get(URL, **auth(key.secret))
+    assert response.status_code == 500
+    assert error_of(response) == "internal-error"
+    assert "boom" not in response.content.decode()
+    assert "RuntimeError" in caplog.text
+    assert key.secret not in caplog.text
+
+
+def test_secret_never_reaches_logs_or_messages(client, key, caplog):
+    with caplog.at_level(logging.DEBUG):
+        responses = [
+            client.get(URL, **auth(key.secret)),
+            patch(client, key.secret, {"nope": 1}),
+            patch(client, key.secret, "not json"),
+            client.get("/api/v1/missing", **auth(key.secret)),
+        ]
+        api_key_revoke(key=key.key, actor=None)
+        responses.append(client.get(URL, **auth(key.secret)))
+    assert key.secret not in caplog.text
+    for response in responses:
+        assert key.secret not in response.content.decode()
+
+
+def test_routing_comes_before_authentication_and_scope_before_body(client):
+    read_only = make_key(scopes=["products:read"])
+    assert client.post(URL, **auth("garbage")).status_code == 405
+    assert client.get("/api/v1/nowhere", **auth("garbage")).status_code == 404
+    assert patch(client, "garbage", "not json").status_code == 401
+    assert patch(client, read_only.secret, "not json", content_type="text/plain").status_code == 403
+
+
+def test_every_api_answer_is_json_even_for_a_bad_host(client):
+    response = client.get(URL, HTTP_HOST="evil.example")
+    assert response.status_code == 400
+    assert error_of(response) == "invalid-input"
+
+
+def test_api_answers_are_not_cached(client, key):
+    assert client.get(URL, **auth(key.secret))["Cache-Control"] == "no-store"
+    assert client.get(URL)["Cache-Control"] == "no-store"
+
+
+def test_health_checks_the_database(client, monkeypatch):
+    assert client.get("/healthz").json() == {"status": "ok", "database": "ok"}
+
+    def broken_cursor(*args, **kwargs):
+        raise RuntimeError("database down")
+
+    monkeypatch.setattr("apps.api.views.connection.cursor", broken_cursor)
+    response = client.get("/healthz")
+    assert response.status_code == 503
+
+
+def test_expiry_time_is_checked_per_request_not_cached(client):
+    created = make_key(expires_in=timedelta(minutes=5))
+    assert client.get(URL, **auth(created.secret)).status_code == 200
+    with time_machine.travel(timezone.now() + timedelta(minutes=5, seconds=1)):
+        assert client.get(URL, **auth(created.secret)).status_code == 401

@@ -1,0 +1,32 @@
+import json
+
+import pytest
+from django.urls import URLPattern, get_resolver
+
+from apps.api.openapi import OPENAPI_FILE, build_openapi
+
+
+def test_committed_document_matches_the_code():
+    """Run `manage.py openapi --write` after changing the API, and commit the result."""
+    assert json.loads(OPENAPI_FILE.read_text()) == build_openapi()
+
+
+@pytest.mark.django_db
+def test_document_is_served_as_json_without_a_key(client):
+    response = client.get("/api/v1/openapi.json")
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/json"
+    assert response.json()["openapi"].startswith("3.1")
+
+
+def test_every_api_route_is_described():
+    api_patterns = next(
+        p for p in get_resolver().url_patterns if str(p.pattern) == "api/"
+    ).url_patterns
+    routes = {
+        "/" + str(p.pattern).removeprefix("v1/")
+        for p in api_patterns
+        if isinstance(p, URLPattern) and str(p.pattern).startswith("v1/")
+    }
+    routes.discard("/openapi.json")
+    assert routes == set(build_openapi()["paths"])

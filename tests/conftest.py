@@ -1,0 +1,38 @@
+import pytest
+from django.core.cache import cache
+from django.db import connection
+
+from .factories import make_key
+
+
+@pytest.fixture(autouse=True)
+def _fast_and_isolated(settings):
+    # Argon2 is deliberately slow; tests do not need it to be.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture
+def key(db):
+    """A key holding every scope, with its secret."""
+    return make_key()
+
+
+def auth(secret: str) -> dict[str, str]:
+    return {"HTTP_AUTHORIZATION": f"Bearer {secret}"}
+
+
+def on_postgres() -> bool:
+    return connection.vendor == "postgresql"
+
+
+def pytest_collection_modifyitems(config, items):
+    from django.conf import settings
+
+    if "postgresql" not in settings.DATABASES["default"]["ENGINE"]:
+        skip = pytest.mark.skip(reason="needs PostgreSQL: set DATABASE_URL to run it")
+        for item in items:
+            if "postgres" in item.keywords:
+                item.add_marker(skip)

@@ -1,0 +1,101 @@
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from apps.api_keys.models import ApiKey
+from apps.workspaces.models import Membership
+from tests.conftest import auth
+from tests.factories import MembershipFactory, WorkspaceFactory, make_key, owner_of
+
+pytestmark = pytest.mark.django_db
+URL = "/api/v1/workspace"
+
+
+def test_get_returns_the_workspace_record_of_the_key(client):
+    workspace = WorkspaceFactory(name="Acme Academy", timezone="Europe/Berlin")
+    user = owner_of(workspace, email="owner@acme.test")
+    created = make_key(user=user, scopes=["products:write", "communities:read"])
+    response = client.get(URL, **auth(created.secret))
+    assert response.status_code == 200
+    assert response.json() == {
+        "workspaceId": str(workspace.pk),
+        "workspaceName": "Acme Academy",
+        "userEmail": "owner@acme.test",
+        "scopes": ["communities:read", "products:write"],
+        "timezone": "Europe/Berlin",
+        "autoTranscribeUploads": False,
+        "transcriptionLanguage": "en",
+    }
+
+
+@pytest.mark.parametrize("scope", ["products:read", "pages:write", "communities:read"])
+def test_any_active_key_can_read_its_workspace(client, scope):
+    created = make_key(scopes=[scope])
+    assert client.get(URL, **auth(created.secret)).status_code == 200
+
+
+def test_user_email_is_the_key_owners(client):
+    workspace = WorkspaceFactory()
+    owner_of(workspace, email="first@example.com")
+    admin = MembershipFactory(workspace=workspace, role=Membership.Role.ADMIN).user
+    created = make_key(user=admin, workspace=workspace)
+    assert client.get(URL, **auth(created.secret)).json()["userEmail"] == admin.email
+
+
+def test_a_key_sees_only_its_own_workspace(client):
+    """A user in two workspaces: each key answers for the workspace it was made in."""
+    first, second = WorkspaceFactory(name="First"), WorkspaceFactory(name="Second")
+    user = owner_of(first)
+    MembershipFactory(workspace=second, user=user, role=Membership.Role.ADMIN)
+    key_first = make_key(user=user, workspace=first)
+    key_second = make_key(user=user, workspace=second)
+    assert client.get(URL, **auth(key_first.secret)).json()["workspaceName"] == "First"
+    assert client.get(URL, **auth(key_second.secret)).json()["workspaceName"] == "Second"
+
+
+def test_member_key_cannot_read_the_workspace(client):
+    created = make_key(scopes=["communities:read"], kind=ApiKey.Kind.MEMBER)
+    response = client.get(URL, **auth(created.secret))
+    assert response.status_code == 403
+    assert response.json()["error"] == "insufficient-scope"
+
+
+def test_authenticated_get_is_one_query_when_last_use_is_fresh(
+    client, key, django_assert_num_queries
+):
+    ApiKey.objects.filter(pk=key.key.pk).update(last_used_at=timezone.now())
+    with django_assert_num_queries(1):
+        assert client.get(URL, **auth(key.secret)).status_code == 200
+
+
+def test_authenticated_get_adds_one_write_when_last_use_is_due(
+    client, key, django_assert_num_queries
+):
+    ApiKey.objects.filter(pk=key.key.pk).update(
+        last_used_at=timezone.now() - timedelta(minutes=2)
+    )
+    with django_assert_num_queries(2):
+        assert client.get(URL, **auth(key.secret)).status_code == 200
+    with django_assert_num_queries(1):
+        assert client.get(URL, **auth(key.secret)).status_code == 200
+
+
+def test_use_is_recorded_with_client_ip(client, key, settings):
+    client.get(URL, **auth(key.secret), REMOTE_ADDR="203.0.113.9")
+    key.key.refresh_from_db()
+    assert key.key.last_used_ip == "203.0.113.9"
+    assert key.key.last_used_at is not None
+
+
+def test_forwarded_address_is_trusted_only_behind_a_configured_proxy(client, settings):
+    settings.TRUSTED_PROXY_COUNT = 1
+    created = make_key()
+    client.get(
+        URL,
+        **auth(created.secret),
+        REMOTE_ADDR="10.0.0.1",
+        HTTP_X_FORWARDED_FOR="1.1.1.1, 198.51.100.7",
+    )
+    created.key.refresh_from_db()
+    assert created.key.last_used_ip == "198.51.100.7"

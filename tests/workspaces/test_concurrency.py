@@ -1,0 +1,47 @@
+import json
+import threading
+
+import pytest
+from django.db import connections
+from django.test import Client
+
+from apps.workspaces.models import Workspace
+from tests.conftest import auth
+from tests.factories import WorkspaceFactory, make_key, owner_of
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_patches_of_different_fields_both_survive():
+    workspace = WorkspaceFactory(timezone="UTC", transcription_language="en")
+    secret = make_key(user=owner_of(workspace), workspace=workspace).secret
+    failures: list[str] = []
+
+    for round_number in range(10):
+        timezone_name = ["Asia/Tokyo", "Europe/Paris"][round_number % 2]
+        language = ["de", "fr"][round_number % 2]
+        start = threading.Barrier(2)
+
+        def send(body: dict) -> None:
+            try:
+                start.wait()
+                response = Client().patch(
+                    "/api/v1/workspace", json.dumps(body), content_type="application/json",
+                    **auth(secret),
+                )
+                if response.status_code != 200:
+                    failures.append(response.content.decode())
+            finally:
+                connections.close_all()
+
+        threads = [
+            threading.Thread(target=send, args=({"timezone": timezone_name},)),
+            threading.Thread(target=send, args=({"transcriptionLanguage": language},)),
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        fresh = Workspace.objects.get(pk=workspace.pk)
+        assert (fresh.timezone, fresh.transcription_language) == (timezone_name, language)
+    assert failures == []
