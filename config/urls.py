@@ -1,9 +1,14 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from apps.accounts import views as account_views
 from apps.api import views as api_views
 
 urlpatterns = [
+    path("", account_views.home, name="home"),
+    path("", include("apps.accounts.urls")),
+    path("integrations/api/", include("apps.api_keys.urls")),
+    path("settings/", include("apps.workspaces.urls")),
     path("api/", include("apps.api.urls")),
     path("healthz", api_views.health, name="health"),
     path("admin/", admin.site.urls),

@@ -1,6 +1,7 @@
 import pytest
 from django.core.cache import cache
-from django.db import connection
+
+from apps.api.ratelimit import rate_limit_reset
 
 from .factories import make_key
 
@@ -10,8 +11,10 @@ def _fast_and_isolated(settings):
     # Argon2 is deliberately slow; tests do not need it to be.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     cache.clear()
+    rate_limit_reset()
     yield
     cache.clear()
+    rate_limit_reset()
 
 
 @pytest.fixture
@@ -22,10 +25,6 @@ def key(db):
 
 def auth(secret: str) -> dict[str, str]:
     return {"HTTP_AUTHORIZATION": f"Bearer {secret}"}
-
-
-def on_postgres() -> bool:
-    return connection.vendor == "postgresql"
 
 
 def pytest_collection_modifyitems(config, items):

@@ -3,8 +3,11 @@
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
+from django.db import transaction
 
 from apps.common.validation import InvalidInput
+
+from apps.workspaces.services import workspace_create
 
 from .models import User
 
@@ -29,3 +32,11 @@ def user_create(*, email: str, password: str | None) -> User:
         except ValidationError as error:
             raise InvalidInput("password", " ".join(error.messages)) from None
     return User.objects.create_user(email=email, password=password)
+
+
+def account_sign_up(*, email: str, password: str, workspace_name: str):
+    """A new user who owns a new workspace, created together or not at all."""
+    with transaction.atomic():
+        user = user_create(email=email, password=password)
+        workspace = workspace_create(name=workspace_name, owner=user)
+    return user, workspace

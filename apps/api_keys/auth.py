@@ -5,6 +5,7 @@ from functools import wraps
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
+from django.utils import timezone
 
 from apps.api.errors import api_error, insufficient_scope
 from apps.api.ratelimit import rate_limit_hit
@@ -46,8 +47,9 @@ def api_key_required(
             credential = bearer_credential(request)
             if credential is None:
                 return api_error("missing-key")
+            now = timezone.now()
             try:
-                key = api_key_authenticate(credential)
+                key = api_key_authenticate(credential, now=now)
             except KeyRejected as rejected:
                 return api_error(rejected.reason)
             retry_after = rate_limit_hit(key.pk)
@@ -57,7 +59,7 @@ def api_key_required(
                     f"Too many requests with this key; try again in {retry_after} seconds.",
                     Retry_After=str(retry_after),
                 )
-            api_key_record_use(key, ip=client_ip(request))
+            api_key_record_use(key, ip=client_ip(request), now=now)
             if key.kind == ApiKey.Kind.MEMBER and not members:
                 return insufficient_scope(
                     needed or ALL_SCOPES,

@@ -115,7 +115,7 @@ def api_key_create(
     return CreatedApiKey(key=key, secret=secret)
 
 
-def api_key_authenticate(raw: str) -> ApiKey:
+def api_key_authenticate(raw: str, *, now: datetime | None = None) -> ApiKey:
     """The key a presented secret belongs to, with its workspace and user, in one query.
 
     Raises KeyRejected("invalid-key") for a malformed, mis-checksummed or unknown secret (the
@@ -129,7 +129,7 @@ def api_key_authenticate(raw: str) -> ApiKey:
         )
     except ApiKey.DoesNotExist:
         raise KeyRejected("invalid-key") from None
-    state = key.state_at(timezone.now())
+    state = key.state_at(now or timezone.now())
     if state == ApiKeyState.REVOKED:
         raise KeyRejected("revoked-key")
     if state == ApiKeyState.EXPIRED:

@@ -6,7 +6,7 @@ from typing import Any
 
 from apps.common.validation import InvalidInput, clean_bool, clean_text
 
-from .choices import TRANSCRIPTION_LANGUAGES
+from .choices import TRANSCRIPTION_LANGUAGES, video_qualities_for_plan
 
 
 @cache
@@ -84,3 +84,11 @@ def validate_workspace_patch(data: Any) -> dict[str, Any]:
         if name in data:
             changes[model_field] = cleaner(data[name])
     return changes
+
+
+def clean_video_quality(value: Any, plan: str, field: str = "Default video quality") -> str:
+    """A default video quality the workspace's plan allows (a dashboard-only setting)."""
+    allowed = [quality for quality, _ in video_qualities_for_plan(plan)]
+    if value not in allowed:
+        raise InvalidInput(field, f"Your plan allows a default video quality up to {allowed[-1]}.")
+    return value

@@ -235,3 +235,27 @@ def test_expiry_time_is_checked_per_request_not_cached(client):
     assert client.get(URL, **auth(created.secret)).status_code == 200
     with time_machine.travel(timezone.now() + timedelta(minutes=5, seconds=1)):
         assert client.get(URL, **auth(created.secret)).status_code == 401
+
+
+def test_rate_limit_is_shared_through_redis_when_configured(client, key, settings):
+    """With REDIS_URL the counters live in the cache, so every app server sees them."""
+    settings.REDIS_URL = "redis://127.0.0.1:6379/15"
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": settings.REDIS_URL,
+        }
+    }
+    from django.core.cache import cache
+
+    try:
+        cache.clear()
+    except Exception:
+        pytest.skip("no Redis at 127.0.0.1:6379")
+    settings.API_RATE_LIMIT_PER_MINUTE = 2
+    with time_machine.travel("2026-11-22 10:00:30Z", tick=False):
+        assert client.get(URL, **auth(key.secret)).status_code == 200
+        assert cache.get(f"ratelimit:{key.key.pk}:{int(timezone.now().timestamp()) // 60}") == 1
+        assert client.get(URL, **auth(key.secret)).status_code == 200
+        assert client.get(URL, **auth(key.secret)).status_code == 429
+    cache.clear()

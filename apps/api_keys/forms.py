@@ -1,0 +1,89 @@
+from datetime import date, datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+from django import forms
+from django.utils import timezone
+
+from apps.common.validation import InvalidInput, clean_text
+
+from .scopes import ACTIONS, ALL_SCOPES, GROUPS, MEMBER_SCOPES
+from .services import EXPIRY_DAY_CHOICES, MAX_LIFETIME
+
+EXPIRY_CHOICES = [
+    *[(str(days), f"{days} days") for days in EXPIRY_DAY_CHOICES],
+    ("custom", "Custom date"),
+    ("never", "No expiry"),
+]
+
+
+class ApiKeyCreateForm(forms.Form):
+    """Name, expiry and the Read / Write matrix of a new key; `expires_at()` turns the expiry
+    choice into a moment, with a custom date meaning the end of that day in `tz_name`."""
+
+    name = forms.CharField(max_length=100, help_text="What the key is for, e.g. “Zapier sync”.")
+    expiry = forms.ChoiceField(choices=EXPIRY_CHOICES, initial="365")
+    custom_date = forms.DateField(
+        required=False, widget=forms.DateInput(attrs={"type": "date"}), label="Expiry date"
+    )
+    scopes = forms.MultipleChoiceField(
+        choices=[(s, s) for s in ALL_SCOPES],
+        widget=forms.CheckboxSelectMultiple,
+        error_messages={"required": "Choose at least one permission."},
+    )
+    form_token = forms.CharField(widget=forms.HiddenInput)
+
+    def __init__(self, *args, tz_name: str = "UTC", member: bool = False, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.tz = ZoneInfo(tz_name)
+        self.groups = ("communities",) if member else GROUPS
+        allowed = MEMBER_SCOPES if member else ALL_SCOPES
+        self.fields["scopes"].choices = [(s, s) for s in allowed]
+        today = timezone.localdate(timezone=self.tz)
+        self.fields["custom_date"].widget.attrs.update(
+            min=(today + timedelta(days=1)).isoformat(),
+            max=(today + MAX_LIFETIME).isoformat(),
+        )
+
+    def scope_matrix(self) -> list[dict]:
+        """Rows of the permission matrix: a resource group with its read and write boxes."""
+        chosen = set(self["scopes"].value() or [])
+        return [
+            {
+                "group": group,
+                "label": group.capitalize(),
+                "boxes": [
+                    {"scope": f"{group}:{action}", "label": action.capitalize(),
+                     "checked": f"{group}:{action}" in chosen}
+                    for action in ACTIONS
+                ],
+            }
+            for group in self.groups
+        ]
+
+    def clean_name(self) -> str:
+        try:
+            return clean_text(self.cleaned_data["name"], "Name", max_length=100)
+        except InvalidInput as error:
+            raise forms.ValidationError(error.message) from None
+
+    def clean(self) -> dict:
+        data = super().clean()
+        if data.get("expiry") == "custom":
+            chosen: date | None = data.get("custom_date")
+            today = timezone.localdate(timezone=self.tz)
+            if chosen is None:
+                self.add_error("custom_date", "Pick the date the key should expire.")
+            elif chosen <= today:
+                self.add_error("custom_date", "The expiry date must be in the future.")
+            elif chosen > today + MAX_LIFETIME:
+                self.add_error("custom_date", "The expiry date can be at most 365 days ahead.")
+        return data
+
+    def expires_at(self) -> datetime | None:
+        expiry = self.cleaned_data["expiry"]
+        if expiry == "never":
+            return None
+        if expiry == "custom":
+            end_of_day = datetime.combine(self.cleaned_data["custom_date"], time.max, self.tz)
+            return min(end_of_day, timezone.now() + MAX_LIFETIME)
+        return timezone.now() + timedelta(days=int(expiry))

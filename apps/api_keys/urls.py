@@ -1,0 +1,11 @@
+from django.urls import path
+
+from . import views
+
+app_name = "api_keys"
+
+urlpatterns = [
+    path("", views.key_list, name="list"),
+    path("new/", views.key_create, name="create"),
+    path("keys/<int:key_id>/revoke/", views.key_revoke, name="revoke"),
+]

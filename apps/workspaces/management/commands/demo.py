@@ -1,0 +1,57 @@
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+
+from apps.accounts.models import User
+from apps.api_keys.scopes import ALL_SCOPES
+from apps.api_keys.services import DEFAULT_LIFETIME, api_key_create, expiry_in_days
+from apps.workspaces.models import Membership, Workspace
+from apps.workspaces.services import workspace_create
+
+DEMO_EMAIL = "owner@demo.gatehouse.test"
+DEMO_PASSWORD = "gatehouse-demo-2026"
+DEMO_WORKSPACE = "Demo Academy"
+
+
+class Command(BaseCommand):
+    help = "Create (once) a demo workspace with an owner, mint a fresh demo key, print how to use it."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--base-url", default="http://127.0.0.1:8000")
+
+    def handle(self, *args, base_url: str, **options) -> None:
+        if not settings.DEBUG:
+            raise CommandError("The demo uses a published password: run it only with DEBUG on.")
+        with transaction.atomic():
+            user = User.objects.filter(email=DEMO_EMAIL).first()
+            if user is None:
+                user = User.objects.create_user(email=DEMO_EMAIL, password=DEMO_PASSWORD)
+            membership = Membership.objects.filter(user=user, role=Membership.Role.OWNER).first()
+            workspace: Workspace = (
+                membership.workspace if membership else workspace_create(name=DEMO_WORKSPACE, owner=user)
+            )
+            created = api_key_create(
+                workspace=workspace,
+                user=user,
+                name="Demo key",
+                scopes=list(ALL_SCOPES),
+                expires_at=expiry_in_days(DEFAULT_LIFETIME.days),
+            )
+        base_url = base_url.rstrip("/")
+        self.stdout.write(
+            "\n".join(
+                [
+                    "",
+                    f"Gatehouse demo workspace: {workspace.name}",
+                    f"  Sign in:   {base_url}/sign-in/",
+                    f"  E-mail:    {DEMO_EMAIL}",
+                    f"  Password:  {DEMO_PASSWORD}",
+                    f"  Demo key:  {created.secret}",
+                    "  Try it:",
+                    f"    curl -H 'Authorization: Bearer {created.secret}' "
+                    f"{base_url}/api/v1/workspace",
+                    f"  API document: {base_url}/api/v1/openapi.json",
+                    "",
+                ]
+            )
+        )

@@ -1,0 +1,37 @@
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
+
+from .choices import PLAN_MAX_VIDEO_QUALITY
+from .decorators import workspace_staff_required
+from .forms import WorkspaceSettingsForm
+from .services import workspace_update
+
+
+@require_http_methods(["GET", "POST"])
+@workspace_staff_required(owner_only=True)
+def workspace_settings(request: HttpRequest) -> HttpResponse:
+    workspace = request.workspace
+    initial = {
+        field: getattr(workspace, field)
+        for field in WorkspaceSettingsForm.base_fields
+    }
+    form = WorkspaceSettingsForm(request.POST or None, initial=initial, workspace=workspace)
+    if request.method == "POST" and form.is_valid():
+        changes = form.changes()
+        if changes:
+            workspace_update(workspace=workspace, changes=changes)
+            messages.success(request, "Settings saved.")
+        else:
+            messages.info(request, "Nothing changed.")
+        return redirect("workspaces:settings")
+    return render(
+        request,
+        "workspaces/settings.html",
+        {
+            "form": form,
+            "plan": workspace.get_plan_display(),
+            "plan_max_quality": PLAN_MAX_VIDEO_QUALITY[workspace.plan],
+        },
+    )

@@ -1,0 +1,17 @@
+from django.http import HttpRequest, JsonResponse
+from django.urls import path
+
+from apps.api_keys.models import ApiKey
+from apps.workspaces.api import workspace_to_json
+from config.urls import urlpatterns as app_urlpatterns
+
+
+def workspace_without_auth(request: HttpRequest, key_id: int) -> JsonResponse:
+    """The same record GET /api/v1/workspace returns, read by primary key with the same joins
+    and no authentication: the baseline the authenticated endpoint is measured against."""
+    key = ApiKey.objects.select_related("workspace", "user").get(pk=key_id)
+    return JsonResponse(workspace_to_json(key.workspace, key))
+
+
+# After the app's own routes, so that resolving it costs at least as much as the API route.
+urlpatterns = [*app_urlpatterns, path("bench/workspace/<int:key_id>", workspace_without_auth)]

@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Set up and run Gatehouse with nothing but Python 3.11+.
+
+    python3 dev.py run     # venv, install, migrate, demo workspace and key, serve on :8000
+    python3 dev.py test    # venv, install, the whole test suite (PostgreSQL if DATABASE_URL says so)
+    python3 dev.py fuzz    # schemathesis against the running API and its OpenAPI document
+    python3 dev.py bench   # the authentication benchmark (needs wrk)
+
+Extra arguments after `test` go to pytest, e.g. `python3 dev.py test -k patch -x`.
+"""
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+PYTHON = VENV / "bin" / "python"
+
+
+def sh(*args: str | Path, env: dict | None = None) -> None:
+    result = subprocess.run([str(a) for a in args], cwd=ROOT, env=env)
+    if result.returncode != 0:
+        sys.exit(result.returncode)
+
+
+def ensure_environment(requirements: str) -> None:
+    """Create .venv and install `requirements` when they changed since the last install."""
+    if sys.version_info < (3, 11):
+        sys.exit("Gatehouse needs Python 3.11 or newer.")
+    if not PYTHON.exists():
+        print("Creating the virtual environment in .venv ...", flush=True)
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    wanted = hashlib.sha256()
+    for name in ("requirements.txt", requirements):
+        wanted.update((ROOT / name).read_bytes())
+    stamp = VENV / f".installed-{requirements}"
+    if stamp.exists() and stamp.read_text() == wanted.hexdigest():
+        return
+    print(f"Installing {requirements} ...", flush=True)
+    sh(PYTHON, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r", requirements)
+    stamp.write_text(wanted.hexdigest())
+
+
+def main() -> None:
+    command, *rest = sys.argv[1:] or ["help"]
+    if command == "run":
+        port = rest[0] if rest else "8000"
+        ensure_environment("requirements.txt")
+        sh(PYTHON, "manage.py", "migrate", "--noinput", "-v0")
+        sh(PYTHON, "manage.py", "demo", "--base-url", f"http://127.0.0.1:{port}")
+        os.execv(PYTHON, [str(PYTHON), "manage.py", "runserver", f"127.0.0.1:{port}"])
+    elif command == "test":
+        ensure_environment("requirements-dev.txt")
+        os.execv(PYTHON, [str(PYTHON), "-m", "pytest", *rest])
+    elif command == "fuzz":
+        ensure_environment("requirements-dev.txt")
+        os.execv(PYTHON, [str(PYTHON), "scripts/fuzz_api.py", *rest])
+    elif command == "bench":
+        ensure_environment("requirements-dev.txt")
+        os.execv(PYTHON, [str(PYTHON), "bench/auth_overhead.py", *rest])
+    else:
+        print(__doc__)
+        sys.exit(0 if command in {"help", "-h", "--help"} else 2)
+
+
+if __name__ == "__main__":
+    main()
