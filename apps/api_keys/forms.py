@@ -21,7 +21,7 @@ class ApiKeyCreateForm(forms.Form):
     choice into a moment, with a custom date meaning the end of that day in `tz_name`."""
 
     name = forms.CharField(max_length=100, help_text="What the key is for, e.g. “Zapier sync”.")
-    expiry = forms.ChoiceField(choices=EXPIRY_CHOICES, initial="365")
+    expiry = forms.ChoiceField(choices=EXPIRY_CHOICES, initial="365", widget=forms.RadioSelect)
     custom_date = forms.DateField(
         required=False, widget=forms.DateInput(attrs={"type": "date"}), label="Expiry date"
     )

@@ -1,0 +1,221 @@
+import re
+from datetime import timedelta
+
+import pytest
+import time_machine
+from django.utils import timezone
+
+from apps.api_keys.models import ApiKey
+from apps.api_keys.services import api_key_revoke
+from apps.workspaces.models import Membership
+from tests.conftest import auth
+from tests.factories import MembershipFactory, WorkspaceFactory, make_key, owner_of
+
+pytestmark = pytest.mark.django_db
+LIST = "/integrations/api/"
+NEW = "/integrations/api/new/"
+
+
+@pytest.fixture
+def owner(client):
+    user = owner_of(WorkspaceFactory(name="Acme"))
+    client.force_login(user)
+    return user
+
+
+def form_token(client) -> str:
+    page = client.get(NEW).content.decode()
+    return re.search(r'name="form_token" value="([^"]+)"', page).group(1)
+
+
+def create(client, **overrides):
+    data = {"name": "Zapier", "expiry": "365", "scopes": ["products:read"],
+            "form_token": form_token(client)}
+    data.update(overrides)
+    return client.post(NEW, data)
+
+
+def test_empty_state_invites_to_create_a_key(client, owner):
+    page = client.get(LIST).content.decode()
+    assert "No API keys yet" in page
+
+
+def test_create_form_preselects_365_days(client, owner):
+    page = client.get(NEW).content.decode()
+    assert re.search(r'value="365"[^>]*checked', page)
+    for days in ("7", "30", "60", "90", "180"):
+        assert f'value="{days}"' in page
+    assert 'value="never"' in page and "long-lived server integrations" in page
+
+
+def test_created_key_secret_is_shown_once_and_works(client, owner):
+    response = create(client, scopes=["products:read", "pages:write"])
+    assert response.status_code == 200
+    page = response.content.decode()
+    secret = re.search(r'data-testid="new-secret">([^<]+)<', page).group(1)
+    assert "will not be shown again" in page
+    assert "no-store" in response["Cache-Control"]
+    key = ApiKey.objects.get()
+    assert (key.user, key.workspace, key.scopes) == (owner, owner.memberships.get().workspace,
+                                                     ["pages:write", "products:read"])
+    assert abs(key.expires_at - (timezone.now() + timedelta(days=365))) < timedelta(minutes=1)
+    assert client.get("/api/v1/workspace", **auth(secret)).status_code == 200
+    # Never again: not in the list, not in the session.
+    assert secret not in client.get(LIST).content.decode()
+    assert secret not in str(dict(client.session))
+
+
+def test_resubmitting_the_form_does_not_mint_a_second_key(client, owner):
+    token = form_token(client)
+    data = {"name": "Zapier", "expiry": "30", "scopes": ["pages:read"], "form_token": token}
+    first = client.post(NEW, data).content.decode()
+    secret = re.search(r'data-testid="new-secret">([^<]+)<', first).group(1)
+    again = client.post(NEW, data)
+    assert again.status_code == 302
+    assert ApiKey.objects.count() == 1
+    assert secret not in client.get(again["Location"]).content.decode()
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        ({"name": ""}, "This field is required"),
+        ({"name": "   "}, "This field is required"),
+        ({"name": "x" * 101}, "at most 100 characters"),
+        ({"scopes": []}, "Choose at least one permission"),
+        ({"scopes": ["admin:all"]}, "Select a valid choice"),
+        ({"expiry": "5"}, "Select a valid choice"),
+        ({"expiry": "custom"}, "Pick the date"),
+        ({"expiry": "custom", "custom_date": "2001-01-01"}, "must be in the future"),
+        ({"expiry": "custom", "custom_date": "2099-01-01"}, "at most 365 days"),
+    ],
+)
+def test_create_form_errors_are_inline(client, owner, overrides, message):
+    response = create(client, **overrides)
+    assert response.status_code == 200
+    assert message in response.content.decode()
+    assert not ApiKey.objects.exists()
+
+
+@time_machine.travel("2026-11-22 10:00:00Z", tick=False)
+def test_custom_date_means_the_end_of_that_day_in_the_workspace_timezone(client, owner):
+    workspace = owner.memberships.get().workspace
+    workspace.timezone = "Europe/Berlin"
+    workspace.save()
+    create(client, expiry="custom", custom_date="2026-12-24")
+    expires_at = ApiKey.objects.get().expires_at
+    assert expires_at.isoformat().startswith("2026-12-24T22:59:59")
+
+
+def test_no_expiry_key(client, owner):
+    create(client, expiry="never")
+    assert ApiKey.objects.get().expires_at is None
+
+
+def test_list_shows_every_column_newest_first(client, owner):
+    workspace = owner.memberships.get().workspace
+    old = make_key(user=owner, workspace=workspace, name="Old", scopes=["pages:read"]).key
+    ApiKey.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(days=3))
+    make_key(user=owner, workspace=workspace, name="CLI laptop", tag="cli")
+    never = make_key(user=owner, workspace=workspace, name="Forever", expires_in=None)
+    page = client.get(LIST).content.decode()
+    assert page.index("Forever") < page.index("CLI laptop") < page.index("Old")
+    assert ">CLI<" in page
+    assert "Never" in page  # expiry of "Forever" and last use of all
+    assert never.key.hint in page
+    assert "pages:read" in page
+    assert owner.email in page
+    assert "badge--active" in page
+
+
+def test_expired_and_revoked_badges_and_state_filter(client, owner):
+    workspace = owner.memberships.get().workspace
+    make_key(user=owner, workspace=workspace, name="Fresh")
+    make_key(user=owner, workspace=workspace, name="Stale", expires_in=timedelta(days=1))
+    gone = make_key(user=owner, workspace=workspace, name="Gone").key
+    api_key_revoke(key=gone, actor=owner)
+    with time_machine.travel(timezone.now() + timedelta(days=2)):
+        page = client.get(LIST).content.decode()
+        assert ">Expired<" in page and ">Revoked<" in page and ">Active<" in page
+        expired = client.get(LIST + "?state=expired").content.decode()
+        assert "Stale" in expired and "Fresh" not in expired and "Gone" not in expired
+        revoked = client.get(LIST + "?state=revoked").content.decode()
+        assert "Gone" in revoked and "Stale" not in revoked
+        assert "No active keys" not in client.get(LIST + "?state=active").content.decode()
+
+
+def test_list_is_paginated(client, owner):
+    workspace = owner.memberships.get().workspace
+    for number in range(25):
+        make_key(user=owner, workspace=workspace, name=f"Key {number:02}")
+    first = client.get(LIST).content.decode()
+    second = client.get(LIST + "?page=2").content.decode()
+    assert "Page 1 of 2" in first and "Key 24" in first and "Key 00" not in first
+    assert "Key 00" in second
+
+
+def test_list_never_shows_another_workspaces_keys(client, owner):
+    make_key(name="Their secret integration")
+    assert "Their secret integration" not in client.get(LIST).content.decode()
+
+
+def test_revoke_with_htmx_returns_the_row_as_revoked(client, owner):
+    created = make_key(user=owner, workspace=owner.memberships.get().workspace)
+    response = client.post(f"/integrations/api/keys/{created.key.pk}/revoke/", HTTP_HX_REQUEST="true")
+    assert response.status_code == 200
+    fragment = response.content.decode()
+    assert fragment.lstrip().startswith("<tr") and "<html" not in fragment
+    assert ">Revoked<" in fragment
+    api = client.get("/api/v1/workspace", **auth(created.secret))
+    assert api.json()["error"] == "revoked-key"
+    key = ApiKey.objects.get()
+    assert key.revoked_by == owner
+
+
+def test_revoke_without_javascript_confirms_then_redirects(client, owner):
+    created = make_key(user=owner, workspace=owner.memberships.get().workspace)
+    url = f"/integrations/api/keys/{created.key.pk}/revoke/"
+    confirm = client.get(url)
+    assert "cannot be undone" in confirm.content.decode()
+    assert ApiKey.objects.get().revoked_at is None
+    response = client.post(url, follow=True)
+    assert "no longer works" in response.content.decode()
+    assert ApiKey.objects.get().revoked_at is not None
+
+
+def test_another_workspaces_key_is_404(client, owner):
+    theirs = make_key().key
+    assert client.get(f"/integrations/api/keys/{theirs.pk}/revoke/").status_code == 404
+    assert client.post(f"/integrations/api/keys/{theirs.pk}/revoke/").status_code == 404
+    assert ApiKey.objects.get(pk=theirs.pk).revoked_at is None
+
+
+def test_admin_sees_and_revokes_every_key_of_the_workspace(client):
+    workspace = WorkspaceFactory()
+    owner = owner_of(workspace)
+    admin = MembershipFactory(workspace=workspace, role=Membership.Role.ADMIN).user
+    created = make_key(user=owner, workspace=workspace, name="Owner's key")
+    client.force_login(admin)
+    assert "Owner&#x27;s key" in client.get(LIST).content.decode()
+    client.post(f"/integrations/api/keys/{created.key.pk}/revoke/")
+    assert ApiKey.objects.get().revoked_by == admin
+
+
+def test_help_has_a_curl_line_for_this_server_and_the_openapi_address(client, owner):
+    make_key(user=owner, workspace=owner.memberships.get().workspace)
+    page = client.get(LIST).content.decode()
+    assert "curl -H &quot;Authorization: Bearer $GATEHOUSE_API_KEY&quot; http://testserver/api/v1/workspace" in page
+    assert "http://testserver/api/v1/openapi.json" in page
+
+
+def test_htmx_requests_need_the_csrf_token(owner):
+    from django.test import Client
+
+    strict = Client(enforce_csrf_checks=True)
+    strict.force_login(owner)
+    created = make_key(user=owner, workspace=owner.memberships.get().workspace)
+    url = f"/integrations/api/keys/{created.key.pk}/revoke/"
+    assert strict.post(url, HTTP_HX_REQUEST="true").status_code == 403
+    strict.get(LIST)
+    token = strict.cookies["csrftoken"].value
+    assert strict.post(url, HTTP_HX_REQUEST="true", HTTP_X_CSRFTOKEN=token).status_code == 200

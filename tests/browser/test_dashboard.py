@@ -1,0 +1,138 @@
+import re
+from datetime import timedelta
+
+import pytest
+import requests
+from django.utils import timezone
+
+from apps.api_keys.models import ApiKey
+from tests.factories import PASSWORD, make_key, owner_of
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def sign_in(page, email: str, password: str = PASSWORD) -> None:
+    page.goto("/sign-in/")
+    page.fill("input[name=username]", email)
+    page.fill("input[name=password]", password)
+    page.click("button[type=submit]")
+    page.wait_for_url("**/integrations/api/")
+
+
+def api_get(live_server, secret: str) -> requests.Response:
+    return requests.get(
+        f"{live_server.url}/api/v1/workspace",
+        headers={"Authorization": f"Bearer {secret}"},
+        timeout=10,
+    )
+
+
+def test_sign_up_create_key_use_it_revoke_it(page, live_server, shoot):
+    page.goto("/sign-up/")
+    shoot(page, "01-sign-up")
+    page.fill("input[name=email]", "founder@acme.test")
+    page.fill("input[name=password]", "a-much-longer-passphrase-7")
+    page.fill("input[name=workspace_name]", "Acme Academy")
+    page.click("button[type=submit]")
+    page.wait_for_url("**/integrations/api/")
+    assert "Acme Academy is ready" in page.text_content(".flashes")
+    shoot(page, "02-keys-empty")
+
+    page.click("text=Create your first key")
+    page.fill("input[name=name]", "Zapier sync")
+    assert page.is_checked("input[name=expiry][value='365']")
+    page.check("input[value='products:read']")
+    page.check("input[value='pages:write']")
+    shoot(page, "03-create-key")
+    page.click("button:has-text('Create key')")
+    secret = page.text_content("[data-testid=new-secret]").strip()
+    assert secret.startswith("gwk_")
+    assert "will not be shown again" in page.text_content(".secret-panel")
+    shoot(page, "04-secret-once")
+
+    response = api_get(live_server, secret)
+    assert response.status_code == 200
+    assert response.json()["workspaceName"] == "Acme Academy"
+    assert response.json()["scopes"] == ["pages:write", "products:read"]
+
+    page.reload()  # the browser re-sends the form: no second key, no secret
+    assert secret not in page.content()
+    assert ApiKey.objects.count() == 1
+    page.goto("/integrations/api/")
+    assert secret not in page.content()
+    row = page.locator("tr", has_text="Zapier sync")
+    assert row.locator(".badge--active").text_content() == "Active"
+    shoot(page, "05-keys-list")
+
+    page.once("dialog", lambda dialog: dialog.accept())
+    row.locator("button:has-text('Revoke')").click()
+    page.locator("tr", has_text="Zapier sync").locator(".badge--revoked").wait_for()
+    shoot(page, "06-revoked-in-place")
+    response = api_get(live_server, secret)
+    assert response.status_code == 401
+    assert response.json()["error"] == "revoked-key"
+
+
+def test_expired_key_shows_expired(page, live_server, shoot):
+    owner = owner_of(email="owner@acme.test")
+    created = make_key(user=owner, name="Old deploy key", expires_in=timedelta(days=7))
+    ApiKey.objects.filter(pk=created.key.pk).update(
+        created_at=timezone.now() - timedelta(days=30),
+        expires_at=timezone.now() - timedelta(days=1),
+    )
+    sign_in(page, "owner@acme.test")
+    row = page.locator("tr", has_text="Old deploy key")
+    assert row.locator(".badge--expired").text_content() == "Expired"
+    shoot(page, "07-expired")
+    assert api_get(live_server, created.secret).json()["error"] == "expired-key"
+
+
+def test_settings_change_shows_in_the_api(page, live_server, shoot):
+    owner = owner_of(email="owner@acme.test")
+    created = make_key(user=owner)
+    sign_in(page, "owner@acme.test")
+    page.click("nav >> text=Settings")
+    page.fill("input[name=name]", "Renamed Academy")
+    page.select_option("select[name=timezone]", "Europe/Berlin")
+    page.check("input[name=auto_transcribe_uploads]")
+    page.select_option("select[name=transcription_language]", "de")
+    shoot(page, "08-settings")
+    page.click("button:has-text('Save settings')")
+    assert "Settings saved" in page.text_content(".flashes")
+    record = api_get(live_server, created.secret).json()
+    assert record["workspaceName"] == "Renamed Academy"
+    assert record["timezone"] == "Europe/Berlin"
+    assert record["autoTranscribeUploads"] is True
+    assert record["transcriptionLanguage"] == "de"
+
+
+def test_revoke_works_with_javascript_off(browser, live_server, shoot):
+    owner = owner_of(email="owner@acme.test")
+    created = make_key(user=owner, name="No-JS key")
+    context = browser.new_context(base_url=live_server.url, java_script_enabled=False)
+    page = context.new_page()
+    try:
+        sign_in(page, "owner@acme.test")
+        page.locator("tr", has_text="No-JS key").locator("button:has-text('Revoke')").click()
+        page.wait_for_url(re.compile(r"/revoke/"))
+        shoot(page, "09-revoke-confirm-no-js")
+        page.click("button:has-text('Revoke key')")
+        page.wait_for_url("**/integrations/api/")
+        assert page.locator("tr", has_text="No-JS key").locator(".badge--revoked").count() == 1
+        shoot(page, "10-revoked-no-js")
+    finally:
+        context.close()
+    assert api_get(live_server, created.secret).json()["error"] == "revoked-key"
+
+
+def test_pages_are_readable_on_a_phone(browser, live_server, shoot):
+    owner = owner_of(email="owner@acme.test")
+    make_key(user=owner, name="Phone key", tag="cli")
+    context = browser.new_context(base_url=live_server.url, viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    try:
+        sign_in(page, "owner@acme.test")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        shoot(page, "11-phone-keys")
+    finally:
+        context.close()

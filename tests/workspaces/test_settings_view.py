@@ -1,0 +1,110 @@
+import pytest
+
+from apps.workspaces.models import Membership
+from tests.conftest import auth
+from tests.factories import MembershipFactory, WorkspaceFactory, make_key, owner_of
+
+pytestmark = pytest.mark.django_db
+URL = "/settings/"
+
+
+@pytest.fixture
+def workspace():
+    return WorkspaceFactory(name="Acme", plan="pro")
+
+
+@pytest.fixture
+def owner(client, workspace):
+    user = owner_of(workspace)
+    client.force_login(user)
+    return user
+
+
+def form(**overrides):
+    data = {
+        "name": "Acme",
+        "timezone": "UTC",
+        "transcription_language": "en",
+        "default_video_quality": "720p",
+    }
+    data.update(overrides)
+    return data
+
+
+def test_settings_change_shows_in_the_api_at_once(client, owner, workspace):
+    created = make_key(user=owner, workspace=workspace)
+    response = client.post(
+        URL,
+        form(name="Acme Academy", timezone="Asia/Tokyo", auto_transcribe_uploads="on",
+             transcription_language="ja", default_video_quality="1080p"),
+    )
+    assert response.status_code == 302
+    record = client.get("/api/v1/workspace", **auth(created.secret)).json()
+    assert record["workspaceName"] == "Acme Academy"
+    assert record["timezone"] == "Asia/Tokyo"
+    assert record["autoTranscribeUploads"] is True
+    assert record["transcriptionLanguage"] == "ja"
+    workspace.refresh_from_db()
+    assert workspace.default_video_quality == "1080p"
+
+
+def test_every_timezone_is_offered_grouped(client, owner):
+    page = client.get(URL).content.decode()
+    assert '<optgroup label="America">' in page
+    assert 'value="America/Argentina/Buenos_Aires"' in page
+    assert 'value="Factory"' not in page
+
+
+def test_video_quality_is_capped_by_the_plan_and_marked_dashboard_only(client, owner, workspace):
+    page = client.get(URL).content.decode()
+    assert 'value="1080p"' in page and 'value="2160p"' not in page
+    assert "Not available through the API" in page
+    response = client.post(URL, form(default_video_quality="2160p"))
+    assert response.status_code == 200
+    workspace.refresh_from_db()
+    assert workspace.default_video_quality == "720p"
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        ({"name": "   "}, "This field is required"),
+        ({"name": "x" * 101}, "at most 100 characters"),
+        ({"timezone": "Mars/Olympus"}, "Select a valid choice"),
+        ({"transcription_language": "xx"}, "Select a valid choice"),
+    ],
+)
+def test_invalid_settings_show_errors_and_save_nothing(client, owner, workspace, overrides, message):
+    response = client.post(URL, form(**overrides))
+    assert response.status_code == 200
+    assert message in response.content.decode()
+    workspace.refresh_from_db()
+    assert workspace.name == "Acme"
+
+
+def test_settings_and_api_refuse_the_same_name_with_the_same_reason(client, owner, workspace):
+    created = make_key(user=owner, workspace=workspace)
+    page = client.post(URL, form(name="bad\x07name")).content.decode()
+    api = client.patch(
+        "/api/v1/workspace", {"workspaceName": "bad\x07name"}, content_type="application/json",
+        **auth(created.secret),
+    ).json()["message"]
+    assert "must not contain control characters" in page
+    assert "must not contain control characters" in api
+
+
+def test_only_owners_change_settings(client, workspace):
+    admin = MembershipFactory(workspace=workspace, role=Membership.Role.ADMIN).user
+    client.force_login(admin)
+    assert client.get(URL).status_code == 403
+    assert client.post(URL, form(name="Admin was here")).status_code == 403
+    workspace.refresh_from_db()
+    assert workspace.name == "Acme"
+
+
+def test_stranger_changes_only_their_own_workspace(client, workspace):
+    stranger = owner_of(WorkspaceFactory(name="Elsewhere"))
+    client.force_login(stranger)
+    client.post(URL, form(name="Hijacked"))
+    workspace.refresh_from_db()
+    assert workspace.name == "Acme"
