@@ -73,6 +73,8 @@ INSTALLED_APPS = [
     "apps.workspaces",
     "apps.api_keys",
     "apps.products",
+    "apps.communities",
+    "apps.pages",
     "apps.api",
 ]
 

@@ -104,3 +104,11 @@ def json_object_body(request: HttpRequest, *, fields: tuple[str, ...]) -> dict[s
     if missing:
         raise InvalidInput(missing[0], f"{missing[0]} is required.")
     return data
+
+
+def iso_time(moment) -> str:
+    """A UTC timestamp as the API writes it: ISO 8601 with a Z."""
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+MAX_OBJECT_ID = 2**63 - 1  # larger ids cannot exist and would overflow the database's integer

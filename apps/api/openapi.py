@@ -26,8 +26,25 @@ def single_line_text(max_length: int) -> dict[str, Any]:
     """A name as clean_text() accepts it: 1..max_length characters once trimmed."""
     return {
         "type": "string",
-        "pattern": rf"^\s*[^\s{_BAD}](?:[^{_BAD}]{{0,{max_length - 2}}}[^\s{_BAD}])?\s*$",
+        "pattern": (
+            rf"^[^\S{_BAD}]*[^\s{_BAD}](?:[^{_BAD}]{{0,{max_length - 2}}}[^\s{_BAD}])?[^\S{_BAD}]*$"
+        ),
         "description": f"1 to {max_length} characters after trimming; no control characters.",
+    }
+
+
+def long_text(max_length: int, *, required: bool = True) -> dict[str, Any]:
+    """A body text as clean_long_text() accepts it: at most max_length characters, newlines and
+    tabs allowed, other control characters not; when required, not blank."""
+    allowed = r"[^\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]"
+    visible = r"[^\s\u0000-\u001f\u007f-\u009f]"
+    pattern = rf"^{allowed}*{visible}{allowed}*$" if required else rf"^{allowed}*$"
+    return {
+        "type": "string",
+        "maxLength": max_length,
+        "pattern": pattern,
+        "description": f"Up to {max_length} characters; newlines allowed"
+        + ("." if not required else "; not blank."),
     }
 
 
@@ -85,6 +102,11 @@ def build_openapi() -> dict[str, Any]:
         "UnsupportedMediaType": _error_response(
             "A body was sent without Content-Type: application/json.", ["unsupported-media-type"]
         ),
+        "NotFound": _error_response(
+            "No such object for this key: it does not exist, belongs to another workspace, or "
+            "is a community the member is not in.",
+            ["not-found"],
+        ),
         "RateLimited": _error_response(
             "Over the per-key rate limit (1,000 requests a minute by default).",
             ["rate-limited"],
@@ -99,6 +121,7 @@ def build_openapi() -> dict[str, Any]:
             "InvalidInput": "400",
             "PayloadTooLarge": "413",
             "UnsupportedMediaType": "415",
+            "NotFound": "404",
             "RateLimited": "429",
         }
         return {codes[name]: {"$ref": f"#/components/responses/{name}"} for name in names}
@@ -183,6 +206,75 @@ def build_openapi() -> dict[str, Any]:
             "priceCents": {"type": "integer", "minimum": 0, "maximum": MAX_PRICE_CENTS},
         },
     }
+    def created_list(item_ref: str) -> dict:
+        return {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["data"],
+            "properties": {"data": {"type": "array", "items": {"$ref": item_ref}}},
+        }
+
+    def record(properties: dict[str, dict]) -> dict:
+        return {
+            "type": "object",
+            "additionalProperties": False,
+            "required": list(properties),
+            "properties": properties,
+        }
+
+    community = record(
+        {
+            "id": {"type": "integer"},
+            "name": {"type": "string"},
+            "createdAt": {"type": "string", "format": "date-time"},
+        }
+    )
+    post = record(
+        {
+            "id": {"type": "integer"},
+            "communityId": {"type": "integer"},
+            "title": {"type": "string"},
+            "body": {"type": "string"},
+            "authorEmail": {"type": "string", "format": "email"},
+            "createdAt": {"type": "string", "format": "date-time"},
+        }
+    )
+    post_create = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["title", "body"],
+        "properties": {"title": single_line_text(200), "body": long_text(20_000)},
+    }
+    page = record(
+        {
+            "id": {"type": "integer"},
+            "title": {"type": "string"},
+            "slug": {"type": "string"},
+            "body": {"type": "string"},
+            "createdAt": {"type": "string", "format": "date-time"},
+        }
+    )
+    page_create = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["title", "slug", "body"],
+        "properties": {
+            "title": single_line_text(200),
+            "slug": {
+                "type": "string",
+                "pattern": "^[a-z0-9]+(?:-[a-z0-9]+)*$",
+                "maxLength": 100,
+                "description": "Unique in the workspace; a slug in use is refused with invalid-input.",
+            },
+            "body": long_text(100_000, required=False),
+        },
+    }
+    community_id = {
+        "name": "communityId",
+        "in": "path",
+        "required": True,
+        "schema": {"type": "integer", "minimum": 1, "maximum": 2**63 - 1},
+    }
     limit = {
         "name": "limit",
         "in": "query",
@@ -221,6 +313,67 @@ def build_openapi() -> dict[str, Any]:
                     "requestBody": _json_body("#/components/schemas/WorkspacePatch"),
                     "responses": {
                         "200": _ok("The updated record.", "#/components/schemas/Workspace"),
+                        **write_errors,
+                    },
+                },
+            },
+            "/communities": {
+                "get": {
+                    "operationId": "listCommunities",
+                    "summary": "List communities: all of the workspace's, or a member's own.",
+                    "description": "Needs communities:read; member keys welcome.",
+                    "parameters": [limit],
+                    "responses": {
+                        "200": _ok("The communities.", "#/components/schemas/CommunityList"),
+                        **refs("InvalidInput"),
+                        **read_errors,
+                    },
+                },
+            },
+            "/communities/{communityId}/posts": {
+                "parameters": [community_id],
+                "get": {
+                    "operationId": "listPosts",
+                    "summary": "List a community's posts, newest first.",
+                    "description": "Needs communities:read; member keys only in their communities.",
+                    "parameters": [limit],
+                    "responses": {
+                        "200": _ok("The posts.", "#/components/schemas/PostList"),
+                        **refs("InvalidInput", "NotFound"),
+                        **read_errors,
+                    },
+                },
+                "post": {
+                    "operationId": "createPost",
+                    "summary": "Post in a community; the author is the key's user.",
+                    "description": "Needs communities:write; member keys only in their communities.",
+                    "requestBody": _json_body("#/components/schemas/PostCreate"),
+                    "responses": {
+                        "201": _ok("The new post.", "#/components/schemas/Post"),
+                        **refs("NotFound"),
+                        **write_errors,
+                    },
+                },
+            },
+            "/pages": {
+                "get": {
+                    "operationId": "listPages",
+                    "summary": "List the workspace's pages, newest first.",
+                    "description": "Needs pages:read.",
+                    "parameters": [limit],
+                    "responses": {
+                        "200": _ok("The pages.", "#/components/schemas/PageList"),
+                        **refs("InvalidInput"),
+                        **read_errors,
+                    },
+                },
+                "post": {
+                    "operationId": "createPage",
+                    "summary": "Create a page.",
+                    "description": "Needs pages:write.",
+                    "requestBody": _json_body("#/components/schemas/PageCreate"),
+                    "responses": {
+                        "201": _ok("The new page.", "#/components/schemas/Page"),
                         **write_errors,
                     },
                 },
@@ -272,14 +425,15 @@ def build_openapi() -> dict[str, Any]:
                 "WorkspacePatch": workspace_patch,
                 "Product": product,
                 "ProductCreate": product_create,
-                "ProductList": {
-                    "type": "object",
-                    "additionalProperties": False,
-                    "required": ["data"],
-                    "properties": {
-                        "data": {"type": "array", "items": {"$ref": "#/components/schemas/Product"}}
-                    },
-                },
+                "ProductList": created_list("#/components/schemas/Product"),
+                "Community": community,
+                "CommunityList": created_list("#/components/schemas/Community"),
+                "Post": post,
+                "PostCreate": post_create,
+                "PostList": created_list("#/components/schemas/Post"),
+                "Page": page,
+                "PageCreate": page_create,
+                "PageList": created_list("#/components/schemas/Page"),
             },
         },
     }

@@ -5,7 +5,7 @@ from typing import Any
 from django.http import HttpRequest, JsonResponse
 
 from apps.api.errors import api_error
-from apps.api.http import BodyError, json_object_body, methods
+from apps.api.http import BodyError, iso_time, json_object_body, methods
 from apps.api.listing import list_limit
 from apps.api_keys.auth import api_key_required
 from apps.common.validation import InvalidInput
@@ -18,7 +18,7 @@ def product_to_json(product: Product) -> dict[str, Any]:
         "id": product.pk,
         "name": product.name,
         "priceCents": product.price_cents,
-        "createdAt": product.created_at.isoformat().replace("+00:00", "Z"),
+        "createdAt": iso_time(product.created_at),
     }
 
 

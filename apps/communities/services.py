@@ -1,0 +1,79 @@
+"""Writes on communities, their members and posts."""
+
+from typing import Any
+
+from django.contrib.auth.tokens import default_token_generator
+from django.core.mail import send_mail
+from django.db import transaction
+from django.urls import reverse
+from django.utils.encoding import force_bytes
+from django.utils.http import urlsafe_base64_encode
+
+from apps.accounts.models import User
+from apps.accounts.services import clean_email
+from apps.common.validation import clean_long_text, clean_text
+from apps.workspaces.models import Membership, Workspace
+
+from .models import Community, CommunityMembership, Post
+
+
+def community_create(*, workspace: Workspace, name: Any) -> Community:
+    return Community.objects.create(
+        workspace=workspace, name=clean_text(name, "name", max_length=100)
+    )
+
+
+def set_password_link(user: User, base_url: str) -> str:
+    """A one-time link for a new member to choose their password (Django's reset tokens)."""
+    path = reverse(
+        "accounts:set_password",
+        kwargs={
+            "uidb64": urlsafe_base64_encode(force_bytes(user.pk)),
+            "token": default_token_generator.make_token(user),
+        },
+    )
+    return base_url.rstrip("/") + path
+
+
+def community_member_add(*, community: Community, email: str, base_url: str) -> User:
+    """Add a person to a community by e-mail, creating their account when new.
+
+    A new person gets an e-mail with a link to set their password; they join the workspace as a
+    member (an owner or admin keeps their role). Adding someone twice changes nothing.
+    """
+    email = clean_email(email)
+    with transaction.atomic():
+        user = User.objects.filter(email=email).first()
+        is_new = user is None
+        if is_new:
+            user = User.objects.create_user(email=email, password=None)
+        Membership.objects.get_or_create(
+            workspace=community.workspace, user=user, defaults={"role": Membership.Role.MEMBER}
+        )
+        CommunityMembership.objects.get_or_create(community=community, user=user)
+        if is_new:
+            link = set_password_link(user, base_url)
+            transaction.on_commit(
+                lambda: send_mail(
+                    f"You have been added to {community.name}",
+                    f"You are now a member of {community.name} in {community.workspace.name}.\n\n"
+                    f"Choose your password to sign in:\n{link}\n",
+                    None,
+                    [email],
+                )
+            )
+    return user
+
+
+def community_member_remove(*, community: Community, user: User) -> None:
+    """Take a member out of a community; their keys lose access to it on the next request."""
+    CommunityMembership.objects.filter(community=community, user=user).delete()
+
+
+def post_create(*, community: Community, author: User, title: Any, body: Any) -> Post:
+    return Post.objects.create(
+        community=community,
+        author=author,
+        title=clean_text(title, "title", max_length=200),
+        body=clean_long_text(body, "body", max_length=20_000),
+    )
