@@ -24,7 +24,7 @@ def test_every_api_route_is_described():
         p for p in get_resolver().url_patterns if str(p.pattern) == "api/"
     ).url_patterns
     routes = {
-        "/" + str(p.pattern).removeprefix("v1/")
+        "/" + str(p.pattern).removeprefix("v1/").replace("<int:community_id>", "{communityId}")
         for p in api_patterns
         if isinstance(p, URLPattern) and str(p.pattern).startswith("v1/")
     }
