@@ -75,6 +75,7 @@ INSTALLED_APPS = [
     "apps.products",
     "apps.communities",
     "apps.pages",
+    "apps.portal",
     "apps.api",
 ]
 

@@ -9,4 +9,9 @@ urlpatterns = [
     path("sign-in/", views.SignInView.as_view(), name="sign_in"),
     path("sign-out/", views.SignOutView.as_view(), name="sign_out"),
     path("account/password/", views.PasswordChangeView.as_view(), name="password_change"),
+    path(
+        "account/set-password/<uidb64>/<token>/",
+        views.SetPasswordView.as_view(),
+        name="set_password",
+    ),
 ]

@@ -7,7 +7,7 @@ from django.urls import reverse_lazy
 from django.views.decorators.http import require_http_methods
 
 from apps.common.validation import InvalidInput
-from apps.workspaces.selectors import dashboard_membership
+from apps.workspaces.selectors import dashboard_membership, portal_membership
 
 from .forms import SignInForm, SignUpForm
 from .services import account_sign_up
@@ -20,6 +20,8 @@ def home(request: HttpRequest) -> HttpResponse:
         return redirect("accounts:sign_in")
     if dashboard_membership(request.user) is not None:
         return redirect("api_keys:list")
+    if portal_membership(request.user) is not None:
+        return redirect("portal:home")
     return render(request, "accounts/no_workspace.html", status=403)
 
 
@@ -42,6 +44,17 @@ def sign_up(request: HttpRequest) -> HttpResponse:
             messages.success(request, f"Welcome to Gatehouse. {workspace.name} is ready.")
             return redirect("api_keys:list")
     return render(request, "accounts/sign_up.html", {"form": form})
+
+
+class SetPasswordView(auth_views.PasswordResetConfirmView):
+    """The link a new community member gets by e-mail: choose a password, then sign in."""
+
+    template_name = "accounts/set_password.html"
+    success_url = reverse_lazy("accounts:sign_in")
+
+    def form_valid(self, form):
+        messages.success(self.request, "Your password is set. Sign in to continue.")
+        return super().form_valid(form)
 
 
 class SignInView(auth_views.LoginView):

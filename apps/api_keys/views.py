@@ -1,18 +1,21 @@
-"""Integrations → API, MCP and CLI: create, list and revoke the workspace's keys."""
+"""The key pages: create, show once, list and revoke. Two audiences share them: owners and admins
+under Integrations → API, MCP and CLI (every key of the workspace), and community members under
+Settings → Developer in the portal (their own member keys). `KeyPages` says which is which."""
 
 import secrets
+from dataclasses import dataclass
 
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.shortcuts import get_object_or_404, redirect, render
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_http_methods
 
 from apps.common.validation import InvalidInput
-from apps.workspaces.decorators import workspace_staff_required
-from apps.workspaces.models import Workspace
+from apps.workspaces.decorators import workspace_member_required, workspace_staff_required
 
 from .forms import ApiKeyCreateForm
 from .models import ApiKey, ApiKeyState
@@ -24,11 +27,39 @@ STATE_FILTERS = ("all", *ApiKeyState.values)
 CONSUMED_FORMS_SESSION_KEY = "api_keys_consumed_forms"
 
 
-def get_workspace_key_or_404(workspace: Workspace, key_id: int) -> ApiKey:
-    """A key of this workspace; another workspace's key id is a 404 like a missing one."""
-    return get_object_or_404(
-        ApiKey.objects.select_related("user", "revoked_by"), pk=key_id, workspace=workspace
-    )
+@dataclass(frozen=True)
+class KeyPages:
+    namespace: str
+    member: bool
+    list_name: str
+    create_name: str
+    revoke_name: str
+    try_endpoint: str  # the API route a new key is tried on
+
+    def keys(self, request: HttpRequest) -> QuerySet[ApiKey]:
+        """Every key these pages may show: looked up through the signed-in user, always."""
+        keys = ApiKey.objects.filter(workspace=request.workspace)
+        if self.member:
+            keys = keys.filter(user=request.user, kind=ApiKey.Kind.MEMBER)
+        return keys
+
+    def context(self, request: HttpRequest) -> dict:
+        return {
+            "member_pages": self.member,
+            "list_url": reverse(self.list_name),
+            "create_url": reverse(self.create_name),
+            "revoke_name": self.revoke_name,
+            "api_url": request.build_absolute_uri(reverse(self.try_endpoint)),
+            "openapi_url": request.build_absolute_uri(reverse("api:openapi")),
+        }
+
+
+DASHBOARD = KeyPages(
+    "api_keys", False, "api_keys:list", "api_keys:create", "api_keys:revoke", "api:workspace"
+)
+PORTAL = KeyPages(
+    "portal", True, "portal:developer", "portal:key_create", "portal:key_revoke", "api:communities"
+)
 
 
 def _consume_form_token(request: HttpRequest, token: str) -> bool:
@@ -40,13 +71,11 @@ def _consume_form_token(request: HttpRequest, token: str) -> bool:
     return True
 
 
-@require_http_methods(["GET"])
-@workspace_staff_required()
-def key_list(request: HttpRequest) -> HttpResponse:
+def key_list_page(request: HttpRequest, pages: KeyPages) -> HttpResponse:
     state = request.GET.get("state", "all")
     if state not in STATE_FILTERS:
         state = "all"
-    keys = ApiKey.objects.filter(workspace=request.workspace).select_related("user")
+    keys = pages.keys(request).select_related("user", "revoked_by")
     if state != "all":
         keys = keys.in_state(state)
     page = Paginator(keys, KEYS_PER_PAGE).get_page(request.GET.get("page"))
@@ -54,26 +83,23 @@ def key_list(request: HttpRequest) -> HttpResponse:
         request,
         "api_keys/key_list.html",
         {
+            **pages.context(request),
             "page": page,
             "state": state,
             "state_filters": STATE_FILTERS,
-            "workspace_has_keys": ApiKey.objects.filter(workspace=request.workspace).exists(),
-            "api_url": request.build_absolute_uri(reverse("api:workspace")),
-            "openapi_url": request.build_absolute_uri(reverse("api:openapi")),
+            "has_keys": pages.keys(request).exists(),
         },
     )
 
 
-@require_http_methods(["GET", "POST"])
-@workspace_staff_required()
-def key_create(request: HttpRequest) -> HttpResponse:
-    tz_name = request.workspace.timezone
+def key_create_page(request: HttpRequest, pages: KeyPages) -> HttpResponse:
+    form_options = {"tz_name": request.workspace.timezone, "member": pages.member}
     if request.method == "POST":
-        form = ApiKeyCreateForm(request.POST, tz_name=tz_name)
+        form = ApiKeyCreateForm(request.POST, **form_options)
         if form.is_valid():
             if not _consume_form_token(request, form.cleaned_data["form_token"]):
                 messages.info(request, "That key was already created; its secret is shown only once.")
-                return redirect("api_keys:list")
+                return redirect(pages.list_name)
             try:
                 created = api_key_create(
                     workspace=request.workspace,
@@ -81,6 +107,7 @@ def key_create(request: HttpRequest) -> HttpResponse:
                     name=form.cleaned_data["name"],
                     scopes=form.cleaned_data["scopes"],
                     expires_at=form.expires_at(),
+                    kind=ApiKey.Kind.MEMBER if pages.member else ApiKey.Kind.WORKSPACE,
                 )
             except InvalidInput as error:
                 form.add_error(None, error.message)
@@ -89,34 +116,66 @@ def key_create(request: HttpRequest) -> HttpResponse:
                 response = render(
                     request,
                     "api_keys/key_created.html",
-                    {
-                        "key": created.key,
-                        "secret": created.secret,
-                        "api_url": request.build_absolute_uri(reverse("api:workspace")),
-                    },
+                    {**pages.context(request), "key": created.key, "secret": created.secret},
                 )
                 add_never_cache_headers(response)
                 return response
     else:
         form = ApiKeyCreateForm(
-            initial={"expiry": "365", "form_token": secrets.token_urlsafe(16)}, tz_name=tz_name
+            initial={"expiry": "365", "form_token": secrets.token_urlsafe(16)}, **form_options
         )
-    return render(request, "api_keys/key_create.html", {"form": form})
+    return render(request, "api_keys/key_create.html", {**pages.context(request), "form": form})
+
+
+def key_revoke_page(request: HttpRequest, pages: KeyPages, key_id: int) -> HttpResponse:
+    """GET asks for confirmation (the path without JavaScript); POST revokes."""
+    # Another workspace's key, or another member's, is a 404 like a missing one.
+    key = get_object_or_404(pages.keys(request).select_related("user", "revoked_by"), pk=key_id)
+    context = {**pages.context(request), "key": key}
+    if request.method == "GET":
+        return render(request, "api_keys/key_revoke_confirm.html", context)
+    already_revoked = key.revoked_at is not None
+    api_key_revoke(key=key, actor=request.user)
+    if request.htmx:
+        return render(request, "api_keys/_key_row.html", {**context, "just_revoked": True})
+    if already_revoked:
+        messages.info(request, f"“{key.name}” was already revoked.")
+    else:
+        messages.success(request, f"Revoked “{key.name}”. It no longer works on the API.")
+    return redirect(pages.list_name)
+
+
+@require_http_methods(["GET"])
+@workspace_staff_required()
+def key_list(request: HttpRequest) -> HttpResponse:
+    return key_list_page(request, DASHBOARD)
+
+
+@require_http_methods(["GET", "POST"])
+@workspace_staff_required()
+def key_create(request: HttpRequest) -> HttpResponse:
+    return key_create_page(request, DASHBOARD)
 
 
 @require_http_methods(["GET", "POST"])
 @workspace_staff_required()
 def key_revoke(request: HttpRequest, key_id: int) -> HttpResponse:
-    """GET asks for confirmation (the path without JavaScript); POST revokes."""
-    key = get_workspace_key_or_404(request.workspace, key_id)
-    if request.method == "GET":
-        return render(request, "api_keys/key_revoke_confirm.html", {"key": key})
-    already_revoked = key.revoked_at is not None
-    api_key_revoke(key=key, actor=request.user)
-    if request.htmx:
-        return render(request, "api_keys/_key_row.html", {"key": key, "just_revoked": True})
-    if already_revoked:
-        messages.info(request, f"“{key.name}” was already revoked.")
-    else:
-        messages.success(request, f"Revoked “{key.name}”. It no longer works on the API.")
-    return redirect("api_keys:list")
+    return key_revoke_page(request, DASHBOARD, key_id)
+
+
+@require_http_methods(["GET"])
+@workspace_member_required
+def member_key_list(request: HttpRequest) -> HttpResponse:
+    return key_list_page(request, PORTAL)
+
+
+@require_http_methods(["GET", "POST"])
+@workspace_member_required
+def member_key_create(request: HttpRequest) -> HttpResponse:
+    return key_create_page(request, PORTAL)
+
+
+@require_http_methods(["GET", "POST"])
+@workspace_member_required
+def member_key_revoke(request: HttpRequest, key_id: int) -> HttpResponse:
+    return key_revoke_page(request, PORTAL, key_id)

@@ -2,23 +2,36 @@ from django.http import HttpRequest
 from django.urls import reverse
 
 from .models import Membership
-from .selectors import dashboard_membership
+from .selectors import dashboard_membership, portal_membership
 
 
 def navigation(request: HttpRequest) -> dict:
-    """The workspace name and the side navigation of the dashboard's base layout."""
-    if not getattr(request, "user", None) or not request.user.is_authenticated:
+    """The workspace name and the side navigation of the base layout: the owner's dashboard,
+    or the member portal for community members (and on the portal's own pages)."""
+    user = getattr(request, "user", None)
+    if user is None or not user.is_authenticated:
         return {}
-    membership = getattr(request, "membership", None) or dashboard_membership(request.user)
+    membership = getattr(request, "membership", None)
+    if membership is None:
+        membership = dashboard_membership(user) or portal_membership(user)
     if membership is None:
         return {}
-    path = request.path
-    items = [
-        {"label": "Integrations → API, MCP and CLI", "url": reverse("api_keys:list")},
-    ]
-    if membership.role == Membership.Role.OWNER:
-        items.append({"label": "Settings", "url": reverse("workspaces:settings")})
-    items += [{"label": "Audit", "url": None}, {"label": "Members", "url": None}]
+    if membership.role == Membership.Role.MEMBER:
+        items = [
+            {"label": "Communities", "url": reverse("portal:home"), "exact": True},
+            {"label": "Settings → Developer", "url": reverse("portal:developer")},
+        ]
+    else:
+        items = [
+            {"label": "Integrations → API, MCP and CLI", "url": reverse("api_keys:list")},
+            {"label": "Communities", "url": reverse("communities:list")},
+        ]
+        if membership.role == Membership.Role.OWNER:
+            items.append({"label": "Settings", "url": reverse("workspaces:settings")})
+        items += [{"label": "Audit", "url": None}, {"label": "Team", "url": None}]
     for item in items:
-        item["active"] = bool(item["url"]) and path.startswith(item["url"])
+        url = item["url"]
+        item["active"] = bool(url) and (
+            request.path == url if item.get("exact") else request.path.startswith(url)
+        )
     return {"nav_workspace": membership.workspace, "nav_items": items}

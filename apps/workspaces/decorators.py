@@ -7,7 +7,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 
 from .models import Membership
-from .selectors import dashboard_membership
+from .selectors import dashboard_membership, portal_membership
 
 
 def workspace_staff_required(
@@ -34,3 +34,22 @@ def workspace_staff_required(
         return wrapper
 
     return decorator
+
+
+def workspace_member_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Sign-in required, then a community member's place in a workspace (the member portal).
+
+    Sets `request.membership` and `request.workspace`; anyone else gets 403.
+    """
+
+    @login_required
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        membership = portal_membership(request.user)
+        if membership is None:
+            raise PermissionDenied("The member portal is for community members.")
+        request.membership = membership  # type: ignore[attr-defined]
+        request.workspace = membership.workspace  # type: ignore[attr-defined]
+        return view(request, *args, **kwargs)
+
+    return wrapper

@@ -17,3 +17,15 @@ def dashboard_membership(user: User) -> Membership | None:
         .order_by("created_at", "id")
         .first()
     )
+
+
+def portal_membership(user: User) -> Membership | None:
+    """The membership whose workspace the member portal shows: the user's oldest as a member."""
+    if not user.is_authenticated:
+        return None
+    return (
+        Membership.objects.select_related("workspace")
+        .filter(user=user, role=Membership.Role.MEMBER)
+        .order_by("created_at", "id")
+        .first()
+    )

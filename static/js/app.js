@@ -19,3 +19,9 @@ document.addEventListener("click", async (event) => {
   button.textContent = "Copied";
   setTimeout(() => { button.textContent = label; }, 1500);
 });
+
+// Forms with data-confirm ask before they are sent (without JavaScript they are sent directly).
+document.addEventListener("submit", (event) => {
+  const message = event.target.dataset.confirm;
+  if (message && !window.confirm(message)) event.preventDefault();
+});

@@ -102,12 +102,22 @@ def test_anonymous_visitor_is_sent_to_sign_in(client):
         assert response["Location"].startswith("/sign-in/")
 
 
-def test_user_without_a_staff_role_sees_no_dashboard(client):
+def test_member_lands_on_the_portal_and_never_sees_the_dashboard(client):
     member = MembershipFactory(role=Membership.Role.MEMBER).user
     client.force_login(member)
-    assert client.get("/").status_code == 403
+    assert client.get("/")["Location"] == "/portal/"
+    assert client.get("/communities/").status_code == 403
     assert client.get("/integrations/api/").status_code == 403
     assert client.get("/settings/").status_code == 403
+
+
+def test_user_without_any_workspace_sees_a_clear_page(client):
+    from tests.factories import UserFactory
+
+    client.force_login(UserFactory())
+    response = client.get("/")
+    assert response.status_code == 403
+    assert "No workspace to manage" in response.content.decode()
 
 
 def test_forms_are_csrf_protected(client):

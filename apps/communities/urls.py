@@ -1,0 +1,15 @@
+from django.urls import path
+
+from . import views
+
+app_name = "communities"
+
+urlpatterns = [
+    path("", views.community_list, name="list"),
+    path("<int:community_id>/", views.community_detail, name="detail"),
+    path(
+        "<int:community_id>/members/<int:user_id>/remove/",
+        views.community_member_delete,
+        name="remove_member",
+    ),
+]

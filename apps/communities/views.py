@@ -1,0 +1,65 @@
+"""Communities in the owner's dashboard: create them, add and remove members."""
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods
+
+from apps.accounts.models import User
+from apps.common.validation import InvalidInput
+from apps.workspaces.decorators import workspace_staff_required
+
+from .forms import AddMemberForm, CommunityForm
+from .models import Community
+from .services import community_create, community_member_add, community_member_remove
+
+
+def get_workspace_community_or_404(request: HttpRequest, community_id: int) -> Community:
+    return get_object_or_404(Community, pk=community_id, workspace=request.workspace)
+
+
+@require_http_methods(["GET", "POST"])
+@workspace_staff_required()
+def community_list(request: HttpRequest) -> HttpResponse:
+    form = CommunityForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        community = community_create(workspace=request.workspace, name=form.cleaned_data["name"])
+        messages.success(request, f"Created the community “{community.name}”.")
+        return redirect("communities:detail", community_id=community.pk)
+    communities = Community.objects.filter(workspace=request.workspace)
+    return render(request, "communities/list.html", {"form": form, "communities": communities})
+
+
+@require_http_methods(["GET", "POST"])
+@workspace_staff_required()
+def community_detail(request: HttpRequest, community_id: int) -> HttpResponse:
+    community = get_workspace_community_or_404(request, community_id)
+    form = AddMemberForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            user = community_member_add(
+                community=community,
+                email=form.cleaned_data["email"],
+                base_url=request.build_absolute_uri("/"),
+            )
+        except InvalidInput as error:
+            form.add_error("email", error.message)
+        else:
+            messages.success(request, f"Added {user.email} to {community.name}.")
+            return redirect("communities:detail", community_id=community.pk)
+    members = community.memberships.select_related("user").order_by("user__email")
+    return render(
+        request,
+        "communities/detail.html",
+        {"community": community, "members": members, "form": form},
+    )
+
+
+@require_http_methods(["POST"])
+@workspace_staff_required()
+def community_member_delete(request: HttpRequest, community_id: int, user_id: int) -> HttpResponse:
+    community = get_workspace_community_or_404(request, community_id)
+    user = get_object_or_404(User, pk=user_id, community_memberships__community=community)
+    community_member_remove(community=community, user=user)
+    messages.success(request, f"Removed {user.email} from {community.name}; their keys lost access.")
+    return redirect("communities:detail", community_id=community.pk)

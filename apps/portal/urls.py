@@ -1,0 +1,18 @@
+from django.urls import path
+
+from apps.api_keys import views as key_views
+
+from . import views
+
+app_name = "portal"
+
+urlpatterns = [
+    path("", views.portal_home, name="home"),
+    path("settings/developer/", key_views.member_key_list, name="developer"),
+    path("settings/developer/new/", key_views.member_key_create, name="key_create"),
+    path(
+        "settings/developer/keys/<int:key_id>/revoke/",
+        key_views.member_key_revoke,
+        name="key_revoke",
+    ),
+]
