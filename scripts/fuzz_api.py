@@ -38,6 +38,7 @@ def manage(env: dict, *args: str) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max-examples", type=int, default=100)
+    parser.add_argument("extra", nargs="*", help="more schemathesis options, after --")
     args = parser.parse_args()
 
     tmp = tempfile.mkdtemp(prefix="gatehouse-fuzz-")
@@ -57,6 +58,7 @@ def main() -> int:
         env, "createapikey", "--workspace", workspace_id, "--user", "fuzz@example.com",
         "--name", "fuzzer", "--scopes", scopes,
     )
+    manage(env, "createcommunity", "Fuzzers", "--workspace", workspace_id)
     port = free_port()
     server = subprocess.Popen(
         [str(BIN / "gunicorn"), "config.wsgi", "-b", f"127.0.0.1:{port}", "-w", "2",
@@ -74,13 +76,15 @@ def main() -> int:
             print("The server did not start; see", f"{tmp}/access.log")
             return 1
         command = [
-            str(BIN / "schemathesis"), "run", f"http://127.0.0.1:{port}/api/v1/openapi.json",
+            str(BIN / "schemathesis"), "--config-file", str(ROOT / "scripts" / "schemathesis.toml"),
+            "run", f"http://127.0.0.1:{port}/api/v1/openapi.json",
             "--header", f"Authorization: Bearer {secret}",
             "--checks", "all",
             "--exclude-checks", "object_level_authorization",
             "--max-examples", str(args.max_examples),
             "--workers", "2",
             "--seed", os.environ.get("FUZZ_SEED", "20261122"),
+            *args.extra,
         ]
         print("$", " ".join(c if secret not in c else "Authorization: Bearer <key>" for c in command), flush=True)
         return subprocess.run(command, cwd=ROOT, env=env).returncode

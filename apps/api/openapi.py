@@ -11,6 +11,8 @@ from typing import Any
 from apps.api.errors import STATUS_BY_REASON
 from apps.api.listing import MAX_LIMIT
 from apps.api_keys.scopes import ALL_SCOPES
+from apps.communities.services import POST_BODY_MAX_LENGTH
+from apps.pages.services import BODY_MAX_LENGTH as PAGE_BODY_MAX_LENGTH
 from apps.products.services import MAX_PRICE_CENTS
 from apps.workspaces.choices import TRANSCRIPTION_LANGUAGES
 from apps.workspaces.validators import timezone_names
@@ -243,7 +245,7 @@ def build_openapi() -> dict[str, Any]:
         "type": "object",
         "additionalProperties": False,
         "required": ["title", "body"],
-        "properties": {"title": single_line_text(200), "body": long_text(20_000)},
+        "properties": {"title": single_line_text(200), "body": long_text(POST_BODY_MAX_LENGTH)},
     }
     page = record(
         {
@@ -266,7 +268,7 @@ def build_openapi() -> dict[str, Any]:
                 "maxLength": 100,
                 "description": "Unique in the workspace; a slug in use is refused with invalid-input.",
             },
-            "body": long_text(100_000, required=False),
+            "body": long_text(PAGE_BODY_MAX_LENGTH, required=False),
         },
     }
     community_id = {

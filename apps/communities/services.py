@@ -16,6 +16,8 @@ from apps.workspaces.models import Membership, Workspace
 
 from .models import Community, CommunityMembership, Post
 
+POST_BODY_MAX_LENGTH = 5_000
+
 
 def community_create(*, workspace: Workspace, name: Any) -> Community:
     return Community.objects.create(
@@ -75,5 +77,5 @@ def post_create(*, community: Community, author: User, title: Any, body: Any) ->
         community=community,
         author=author,
         title=clean_text(title, "title", max_length=200),
-        body=clean_long_text(body, "body", max_length=20_000),
+        body=clean_long_text(body, "body", max_length=POST_BODY_MAX_LENGTH),
     )

@@ -9,6 +9,7 @@ from apps.workspaces.models import Workspace
 from .models import Page
 
 SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+BODY_MAX_LENGTH = 10_000  # ordinary text stays well under the API's 64 KiB body limit
 
 
 def clean_slug(value: Any, field: str = "slug") -> str:
@@ -23,7 +24,7 @@ def page_create(*, workspace: Workspace, title: Any, slug: Any, body: Any) -> Pa
     """Create a page; a slug already used in the workspace is refused as invalid input."""
     title = clean_text(title, "title", max_length=200)
     slug = clean_slug(slug)
-    body = clean_long_text(body, "body", max_length=100_000, required=False)
+    body = clean_long_text(body, "body", max_length=BODY_MAX_LENGTH, required=False)
     try:
         with transaction.atomic():
             return Page.objects.create(workspace=workspace, title=title, slug=slug, body=body)

@@ -37,6 +37,11 @@ class Command(BaseCommand):
         parser.add_argument(
             "--cli", action="store_true", help="tag the key CLI (it then lives exactly 90 days)"
         )
+        parser.add_argument(
+            "--member",
+            action="store_true",
+            help="a member key for a community member (communities scopes only)",
+        )
 
     def handle(self, *args, **options) -> None:
         workspace = self._workspace(options["workspace"])
@@ -48,8 +53,13 @@ class Command(BaseCommand):
         )
         if membership is None:
             raise CommandError(f"{email} is not a user of workspace {workspace.pk}.")
-        if membership.role == Membership.Role.MEMBER:
-            raise CommandError(f"{email} is a community member, not an owner or admin.")
+        is_member = membership.role == Membership.Role.MEMBER
+        if options["member"] and not is_member:
+            raise CommandError(f"{email} is an owner or admin: member keys are for members.")
+        if is_member and not options["member"]:
+            raise CommandError(f"{email} is a community member: add --member for a member key.")
+        if options["member"] and options["cli"]:
+            raise CommandError("--cli and --member do not go together.")
         scopes = [s.strip() for s in options["scopes"].split(",") if s.strip()]
         expiry_given = options["expires_at"] or options["expires_in"] is not None
         if options["cli"] and (expiry_given or options["no_expiry"]):
@@ -72,6 +82,7 @@ class Command(BaseCommand):
                 scopes=scopes,
                 expires_at=expires_at,
                 tag=ApiKey.Tag.CLI if options["cli"] else ApiKey.Tag.NONE,
+                kind=ApiKey.Kind.MEMBER if options["member"] else ApiKey.Kind.WORKSPACE,
             )
         except InvalidInput as error:
             raise CommandError(error.message) from None
