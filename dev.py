@@ -2,7 +2,7 @@
 """Set up and run Gatehouse with nothing but Python 3.11+.
 
     python3 dev.py run     # venv, install, migrate, demo workspace and key, serve on :8000
-    python3 dev.py test    # venv, install, the whole test suite (PostgreSQL if DATABASE_URL says so)
+    python3 dev.py test    # venv, install, the whole suite (PostgreSQL if DATABASE_URL says so)
     python3 dev.py fuzz    # schemathesis against the running API and its OpenAPI document
     python3 dev.py bench   # the authentication benchmark (needs wrk)
 
@@ -29,7 +29,7 @@ def sh(*args: str | Path, env: dict | None = None) -> None:
 
 def ensure_environment(requirements: str) -> None:
     """Create .venv and install `requirements` when they changed since the last install."""
-    if sys.version_info < (3, 11):
+    if sys.version_info < (3, 11):  # noqa: UP036 - this file must run on any python3
         sys.exit("Gatehouse needs Python 3.11 or newer.")
     if not PYTHON.exists():
         print("Creating the virtual environment in .venv ...", flush=True)

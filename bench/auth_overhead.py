@@ -36,8 +36,12 @@ def free_port() -> int:
 
 def manage(env: dict, *args: str) -> str:
     out = subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, check=True,
-        capture_output=True, text=True,
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout
     return out.strip().splitlines()[-1]
 
@@ -79,9 +83,17 @@ def instructions_per_request(kind: str, requests: int = 200) -> float:
 
     def total(n: int) -> int:
         result = subprocess.run(
-            ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-             sys.executable, str(ROOT / "bench" / "instructions.py"), kind],
-            env={**os.environ, "BENCH_REQUESTS": str(n)}, capture_output=True, text=True,
+            [
+                "valgrind",
+                "--tool=callgrind",
+                "--callgrind-out-file=/dev/null",
+                sys.executable,
+                str(ROOT / "bench" / "instructions.py"),
+                kind,
+            ],
+            env={**os.environ, "BENCH_REQUESTS": str(n)},
+            capture_output=True,
+            text=True,
             check=True,
         )
         return int(re.search(r"I\s+refs:\s+([\d,]+)", result.stderr).group(1).replace(",", ""))
@@ -92,7 +104,8 @@ def instructions_per_request(kind: str, requests: int = 200) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--instructions", action="store_true",
+        "--instructions",
+        action="store_true",
         help="also count instructions per request with callgrind (about 2 minutes)",
     )
     parser.add_argument("--seconds", type=int, default=5)
@@ -119,17 +132,40 @@ def main() -> int:
     manage(env, "migrate", "--noinput")
     email = f"bench-{int(time.time())}@example.com"
     workspace_id = manage(env, "createworkspace", "Bench", "--owner", email)
-    secret = manage(env, "createapikey", "--workspace", workspace_id, "--user", email,
-                    "--name", "bench", "--scopes", "products:read")
-    key_id = manage(env, "shell", "-c",
-                    f"from apps.api_keys.models import ApiKey; "
-                    f"print(ApiKey.objects.get(user__email='{email}').pk)")
+    secret = manage(
+        env,
+        "createapikey",
+        "--workspace",
+        workspace_id,
+        "--user",
+        email,
+        "--name",
+        "bench",
+        "--scopes",
+        "products:read",
+    )
+    key_id = manage(
+        env,
+        "shell",
+        "-c",
+        f"from apps.api_keys.models import ApiKey; "
+        f"print(ApiKey.objects.get(user__email='{email}').pk)",
+    )
 
     port = free_port()
     server = subprocess.Popen(
-        [str(BIN / "gunicorn"), "config.wsgi", "-b", f"127.0.0.1:{port}",
-         "-w", str(args.workers), "--log-level", "warning"],
-        cwd=ROOT, env=env,
+        [
+            str(BIN / "gunicorn"),
+            "config.wsgi",
+            "-b",
+            f"127.0.0.1:{port}",
+            "-w",
+            str(args.workers),
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=env,
     )
     base = f"http://127.0.0.1:{port}"
     targets = {
@@ -153,7 +189,9 @@ def main() -> int:
                 url, header = targets[name]
                 cpu_before = server_cpu_seconds(server.pid)
                 run = wrk(url, args.seconds, args.connections, header)
-                run["cpu_us"] = (server_cpu_seconds(server.pid) - cpu_before) / run["requests"] * 1e6
+                run["cpu_us"] = (
+                    (server_cpu_seconds(server.pid) - cpu_before) / run["requests"] * 1e6
+                )
                 results[name].append(run)
             order.reverse()
     finally:
@@ -161,8 +199,10 @@ def main() -> int:
         server.wait(timeout=10)
 
     database = env["DATABASE_URL"].split(":", 1)[0]
-    print(f"\n{database}, gunicorn {args.workers} sync workers, wrk 1 thread "
-          f"{args.connections} connections, {args.rounds} rounds of {args.seconds}s (medians)")
+    print(
+        f"\n{database}, gunicorn {args.workers} sync workers, wrk 1 thread "
+        f"{args.connections} connections, {args.rounds} rounds of {args.seconds}s (medians)"
+    )
     print(f"{'endpoint':<18}{'req/s':>10}{'p50 ms':>10}{'p99 ms':>10}{'server CPU us/req':>20}")
     summary = {}
     for name, runs in results.items():
@@ -189,8 +229,10 @@ def main() -> int:
             return 2
         auth = instructions_per_request("auth")
         plain = instructions_per_request("plain")
-        print(f"instructions per request (callgrind, in process): authenticated {auth:,.0f}, "
-              f"unauthenticated {plain:,.0f}, ratio {plain / auth:.3f}")
+        print(
+            f"instructions per request (callgrind, in process): authenticated {auth:,.0f}, "
+            f"unauthenticated {plain:,.0f}, ratio {plain / auth:.3f}"
+        )
     return 0
 
 

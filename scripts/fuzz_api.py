@@ -29,8 +29,12 @@ def free_port() -> int:
 
 def manage(env: dict, *args: str) -> str:
     result = subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, check=True,
-        capture_output=True, text=True,
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
     )
     return result.stdout.strip().splitlines()[-1] if result.stdout.strip() else ""
 
@@ -53,17 +57,40 @@ def main() -> int:
 
     manage(env, "migrate", "--noinput")
     workspace_id = manage(env, "createworkspace", "Fuzz", "--owner", "fuzz@example.com")
-    scopes = "products:read,products:write,communities:read,communities:write,pages:read,pages:write"
+    scopes = (
+        "products:read,products:write,communities:read,communities:write,pages:read,pages:write"
+    )
     secret = manage(
-        env, "createapikey", "--workspace", workspace_id, "--user", "fuzz@example.com",
-        "--name", "fuzzer", "--scopes", scopes,
+        env,
+        "createapikey",
+        "--workspace",
+        workspace_id,
+        "--user",
+        "fuzz@example.com",
+        "--name",
+        "fuzzer",
+        "--scopes",
+        scopes,
     )
     manage(env, "createcommunity", "Fuzzers", "--workspace", workspace_id)
     port = free_port()
     server = subprocess.Popen(
-        [str(BIN / "gunicorn"), "config.wsgi", "-b", f"127.0.0.1:{port}", "-w", "2",
-         "--access-logfile", "-", "--log-level", "warning"],
-        cwd=ROOT, env=env, stdout=open(f"{tmp}/access.log", "w"), stderr=subprocess.STDOUT,
+        [
+            str(BIN / "gunicorn"),
+            "config.wsgi",
+            "-b",
+            f"127.0.0.1:{port}",
+            "-w",
+            "2",
+            "--access-logfile",
+            "-",
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=open(f"{tmp}/access.log", "w"),
+        stderr=subprocess.STDOUT,
     )
     try:
         for _ in range(100):
@@ -76,17 +103,30 @@ def main() -> int:
             print("The server did not start; see", f"{tmp}/access.log")
             return 1
         command = [
-            str(BIN / "schemathesis"), "--config-file", str(ROOT / "scripts" / "schemathesis.toml"),
-            "run", f"http://127.0.0.1:{port}/api/v1/openapi.json",
-            "--header", f"Authorization: Bearer {secret}",
-            "--checks", "all",
-            "--exclude-checks", "object_level_authorization",
-            "--max-examples", str(args.max_examples),
-            "--workers", "2",
-            "--seed", os.environ.get("FUZZ_SEED", "20261122"),
+            str(BIN / "schemathesis"),
+            "--config-file",
+            str(ROOT / "scripts" / "schemathesis.toml"),
+            "run",
+            f"http://127.0.0.1:{port}/api/v1/openapi.json",
+            "--header",
+            f"Authorization: Bearer {secret}",
+            "--checks",
+            "all",
+            "--exclude-checks",
+            "object_level_authorization",
+            "--max-examples",
+            str(args.max_examples),
+            "--workers",
+            "2",
+            "--seed",
+            os.environ.get("FUZZ_SEED", "20261122"),
             *args.extra,
         ]
-        print("$", " ".join(c if secret not in c else "Authorization: Bearer <key>" for c in command), flush=True)
+        print(
+            "$",
+            " ".join(c if secret not in c else "Authorization: Bearer <key>" for c in command),
+            flush=True,
+        )
         return subprocess.run(command, cwd=ROOT, env=env).returncode
     finally:
         server.terminate()

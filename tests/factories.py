@@ -78,3 +78,19 @@ def make_key(
         kind=kind,
         tag=tag,
     )
+
+
+def member_of(community, **user_fields) -> User:
+    """A community member (role member in the community's workspace)."""
+    from apps.communities.models import CommunityMembership
+
+    user = UserFactory(**user_fields)
+    Membership.objects.create(workspace=community.workspace, user=user, role=Membership.Role.MEMBER)
+    CommunityMembership.objects.create(community=community, user=user)
+    return user
+
+
+def make_community(workspace: Workspace | None = None, name: str = "Makers"):
+    from apps.communities.models import Community
+
+    return Community.objects.create(workspace=workspace or WorkspaceFactory(), name=name)

@@ -6,7 +6,6 @@ from django.core.validators import validate_email
 from django.db import transaction
 
 from apps.common.validation import InvalidInput
-
 from apps.workspaces.services import workspace_create
 
 from .models import User

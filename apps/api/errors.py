@@ -61,7 +61,9 @@ def insufficient_scope(
     elif len(needed) == 1:
         message = f"This operation needs the {scope} scope, which this key does not hold."
     else:
-        message = f"This operation needs one of these scopes, which this key does not hold: {scope}."
+        message = (
+            f"This operation needs one of these scopes, which this key does not hold: {scope}."
+        )
     response = api_error("insufficient-scope", message)
     response["WWW-Authenticate"] = (
         f'Bearer realm="api", error="insufficient_scope", scope="{scope}"'

@@ -60,9 +60,7 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def json_body(request: HttpRequest) -> Any:
     """The request's JSON body, or BodyError carrying the 413, 415 or 400 response to send."""
     limit = settings.API_MAX_BODY_BYTES
-    too_large = api_error(
-        "payload-too-large", f"The request body must be at most {limit} bytes."
-    )
+    too_large = api_error("payload-too-large", f"The request body must be at most {limit} bytes.")
     try:
         declared = int(request.META.get("CONTENT_LENGTH") or 0)
     except ValueError:

@@ -42,7 +42,5 @@ class api_errors_as_json:  # noqa: N801 - named like a function middleware, whic
         if not request.path.startswith(API_PREFIX):
             return None
         # The request itself is not logged: its headers carry the caller's secret.
-        logger.error(
-            "Unhandled error on %s %s", request.method, request.path, exc_info=exception
-        )
+        logger.error("Unhandled error on %s %s", request.method, request.path, exc_info=exception)
         return api_error("internal-error")

@@ -82,7 +82,7 @@ def _ok(description: str, ref: str) -> dict:
 
 
 def build_openapi() -> dict[str, Any]:
-    www_authenticate = _header("The RFC 6750 challenge, e.g. Bearer realm=\"api\".")
+    www_authenticate = _header('The RFC 6750 challenge, e.g. Bearer realm="api".')
     responses = {
         "Unauthorized": _error_response(
             "No key, or a key that is malformed, unknown, expired or revoked.",
@@ -208,6 +208,7 @@ def build_openapi() -> dict[str, Any]:
             "priceCents": {"type": "integer", "minimum": 0, "maximum": MAX_PRICE_CENTS},
         },
     }
+
     def created_list(item_ref: str) -> dict:
         return {
             "type": "object",
@@ -266,7 +267,7 @@ def build_openapi() -> dict[str, Any]:
                 "type": "string",
                 "pattern": "^[a-z0-9]+(?:-[a-z0-9]+)*$",
                 "maxLength": 100,
-                "description": "Unique in the workspace; a slug in use is refused with invalid-input.",
+                "description": "Unique in the workspace; a used slug is refused (invalid-input).",
             },
             "body": long_text(PAGE_BODY_MAX_LENGTH, required=False),
         },
@@ -348,7 +349,7 @@ def build_openapi() -> dict[str, Any]:
                 "post": {
                     "operationId": "createPost",
                     "summary": "Post in a community; the author is the key's user.",
-                    "description": "Needs communities:write; member keys only in their communities.",
+                    "description": "Needs communities:write; member keys: their communities only.",
                     "requestBody": _json_body("#/components/schemas/PostCreate"),
                     "responses": {
                         "201": _ok("The new post.", "#/components/schemas/Post"),

@@ -52,8 +52,11 @@ class ApiKeyCreateForm(forms.Form):
                 "group": group,
                 "label": group.capitalize(),
                 "boxes": [
-                    {"scope": f"{group}:{action}", "label": action.capitalize(),
-                     "checked": f"{group}:{action}" in chosen}
+                    {
+                        "scope": f"{group}:{action}",
+                        "label": action.capitalize(),
+                        "checked": f"{group}:{action}" in chosen,
+                    }
                     for action in ACTIONS
                 ],
             }

@@ -98,7 +98,9 @@ def key_create_page(request: HttpRequest, pages: KeyPages) -> HttpResponse:
         form = ApiKeyCreateForm(request.POST, **form_options)
         if form.is_valid():
             if not _consume_form_token(request, form.cleaned_data["form_token"]):
-                messages.info(request, "That key was already created; its secret is shown only once.")
+                messages.info(
+                    request, "That key was already created; its secret is shown only once."
+                )
                 return redirect(pages.list_name)
             try:
                 created = api_key_create(

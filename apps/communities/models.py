@@ -35,6 +35,9 @@ class CommunityMembership(models.Model):
             models.UniqueConstraint(fields=["community", "user"], name="one_seat_per_member")
         ]
 
+    def __str__(self) -> str:
+        return f"{self.user} in {self.community}"
+
 
 class Post(models.Model):
     community = models.ForeignKey(Community, on_delete=models.CASCADE, related_name="posts")

@@ -61,5 +61,7 @@ def community_member_delete(request: HttpRequest, community_id: int, user_id: in
     community = get_workspace_community_or_404(request, community_id)
     user = get_object_or_404(User, pk=user_id, community_memberships__community=community)
     community_member_remove(community=community, user=user)
-    messages.success(request, f"Removed {user.email} from {community.name}; their keys lost access.")
+    messages.success(
+        request, f"Removed {user.email} from {community.name}; their keys lost access."
+    )
     return redirect("communities:detail", community_id=community.pk)

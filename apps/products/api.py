@@ -13,6 +13,7 @@ from apps.common.validation import InvalidInput
 from .models import Product
 from .services import product_create
 
+
 def product_to_json(product: Product) -> dict[str, Any]:
     return {
         "id": product.pk,

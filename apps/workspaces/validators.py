@@ -1,4 +1,4 @@
-"""Validation of workspace settings, shared by PATCH /workspace and the dashboard's Settings form."""
+"""Workspace settings validation, shared by PATCH /workspace and the dashboard's Settings form."""
 
 from functools import cache
 from importlib import resources
@@ -28,9 +28,7 @@ def clean_timezone(value: Any, field: str = "timezone") -> str:
     if not isinstance(value, str):
         raise InvalidInput(field, f"{field} must be a string.")
     if value not in timezone_names():
-        raise InvalidInput(
-            field, f"{field} must be an IANA time zone name such as Europe/Berlin."
-        )
+        raise InvalidInput(field, f"{field} must be an IANA time zone name such as Europe/Berlin.")
     return value
 
 
@@ -78,7 +76,9 @@ def validate_workspace_patch(data: Any) -> dict[str, Any]:
     for name in data:
         if name not in SETTABLE_FIELDS:
             settable = ", ".join(SETTABLE_FIELDS)
-            raise InvalidInput(name, f"{name} is not a known field; settable fields are {settable}.")
+            raise InvalidInput(
+                name, f"{name} is not a known field; settable fields are {settable}."
+            )
     changes: dict[str, Any] = {}
     for name, (model_field, cleaner) in SETTABLE_FIELDS.items():
         if name in data:

@@ -13,10 +13,7 @@ from .services import workspace_update
 @workspace_staff_required(owner_only=True)
 def workspace_settings(request: HttpRequest) -> HttpResponse:
     workspace = request.workspace
-    initial = {
-        field: getattr(workspace, field)
-        for field in WorkspaceSettingsForm.base_fields
-    }
+    initial = {field: getattr(workspace, field) for field in WorkspaceSettingsForm.base_fields}
     form = WorkspaceSettingsForm(request.POST or None, initial=initial, workspace=workspace)
     if request.method == "POST" and form.is_valid():
         changes = form.changes()

@@ -25,8 +25,14 @@ def run(*args) -> list[str]:
 
 
 def test_createworkspace_prints_the_id_last_and_makes_an_owner():
-    lines = run("createworkspace", "Acme Academy", "--owner", "Owner@Acme.test", "--password",
-                "a-long-test-password-42")
+    lines = run(
+        "createworkspace",
+        "Acme Academy",
+        "--owner",
+        "Owner@Acme.test",
+        "--password",
+        "a-long-test-password-42",
+    )
     workspace = Workspace.objects.get(pk=lines[-1])
     assert workspace.name == "Acme Academy"
     membership = Membership.objects.get(workspace=workspace)
@@ -61,8 +67,17 @@ def test_createworkspace_keeps_an_existing_users_password():
 def test_createapikey_prints_a_working_secret_last(client):
     owner = owner_of()
     workspace = owner.memberships.get().workspace
-    lines = run("createapikey", "--workspace", str(workspace.pk), "--user", owner.email,
-                "--name", "Zapier", "--scopes", "products:read, pages:write")
+    lines = run(
+        "createapikey",
+        "--workspace",
+        str(workspace.pk),
+        "--user",
+        owner.email,
+        "--name",
+        "Zapier",
+        "--scopes",
+        "products:read, pages:write",
+    )
     secret = lines[-1]
     assert secret.startswith("gwk_")
     assert secret not in "\n".join(lines[:-1])
@@ -84,8 +99,18 @@ def test_createapikey_prints_a_working_secret_last(client):
 def test_createapikey_expiry_options(extra, expected_days):
     owner = owner_of()
     workspace = owner.memberships.get().workspace
-    args = ["createapikey", "--workspace", str(workspace.pk), "--user", owner.email,
-            "--name", "k", "--scopes", "pages:read", *extra]
+    args = [
+        "createapikey",
+        "--workspace",
+        str(workspace.pk),
+        "--user",
+        owner.email,
+        "--name",
+        "k",
+        "--scopes",
+        "pages:read",
+        *extra,
+    ]
     if extra[0] == "--expires-at":
         with pytest.raises(CommandError, match="365 days"):
             run(*args)
@@ -134,9 +159,20 @@ def test_createapikey_refuses_bad_arguments(change, message):
 def test_createapikey_refuses_cli_with_an_expiry():
     owner = owner_of()
     with pytest.raises(CommandError, match="90 days"):
-        run("createapikey", "--workspace", str(owner.memberships.get().workspace.pk),
-            "--user", owner.email, "--name", "k", "--scopes", "pages:read", "--cli",
-            "--expires-in", "5")
+        run(
+            "createapikey",
+            "--workspace",
+            str(owner.memberships.get().workspace.pk),
+            "--user",
+            owner.email,
+            "--name",
+            "k",
+            "--scopes",
+            "pages:read",
+            "--cli",
+            "--expires-in",
+            "5",
+        )
 
 
 def test_revokeapikey_revokes_the_leaked_key(client):

@@ -29,8 +29,12 @@ def form_token(client) -> str:
 
 
 def create(client, **overrides):
-    data = {"name": "Zapier", "expiry": "365", "scopes": ["products:read"],
-            "form_token": form_token(client)}
+    data = {
+        "name": "Zapier",
+        "expiry": "365",
+        "scopes": ["products:read"],
+        "form_token": form_token(client),
+    }
     data.update(overrides)
     return client.post(NEW, data)
 
@@ -56,8 +60,11 @@ def test_created_key_secret_is_shown_once_and_works(client, owner):
     assert "will not be shown again" in page
     assert "no-store" in response["Cache-Control"]
     key = ApiKey.objects.get()
-    assert (key.user, key.workspace, key.scopes) == (owner, owner.memberships.get().workspace,
-                                                     ["pages:write", "products:read"])
+    assert (key.user, key.workspace, key.scopes) == (
+        owner,
+        owner.memberships.get().workspace,
+        ["pages:write", "products:read"],
+    )
     assert abs(key.expires_at - (timezone.now() + timedelta(days=365))) < timedelta(minutes=1)
     assert client.get("/api/v1/workspace", **auth(secret)).status_code == 200
     # Never again: not in the list, not in the session.
@@ -161,7 +168,9 @@ def test_list_never_shows_another_workspaces_keys(client, owner):
 
 def test_revoke_with_htmx_returns_the_row_as_revoked(client, owner):
     created = make_key(user=owner, workspace=owner.memberships.get().workspace)
-    response = client.post(f"/integrations/api/keys/{created.key.pk}/revoke/", HTTP_HX_REQUEST="true")
+    response = client.post(
+        f"/integrations/api/keys/{created.key.pk}/revoke/", HTTP_HX_REQUEST="true"
+    )
     assert response.status_code == 200
     fragment = response.content.decode()
     assert fragment.lstrip().startswith("<tr") and "<html" not in fragment
@@ -204,7 +213,10 @@ def test_admin_sees_and_revokes_every_key_of_the_workspace(client):
 def test_help_has_a_curl_line_for_this_server_and_the_openapi_address(client, owner):
     make_key(user=owner, workspace=owner.memberships.get().workspace)
     page = client.get(LIST).content.decode()
-    assert "curl -H &quot;Authorization: Bearer $GATEHOUSE_API_KEY&quot; http://testserver/api/v1/workspace" in page
+    assert (
+        "curl -H &quot;Authorization: Bearer $GATEHOUSE_API_KEY&quot; http://testserver/api/v1/workspace"
+        in page
+    )
     assert "http://testserver/api/v1/openapi.json" in page
 
 

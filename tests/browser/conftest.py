@@ -37,8 +37,6 @@ def browser():
         )
         yield browser
         browser.close()
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    print(f"\nBrowser screenshots: {SCREENSHOTS}")
 
 
 @pytest.fixture
@@ -58,3 +56,8 @@ def shoot():
         page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
 
     return shoot
+
+
+def pytest_terminal_summary(terminalreporter):
+    if SCREENSHOTS.exists():
+        terminalreporter.write_line(f"Browser screenshots of every page: {SCREENSHOTS}")

@@ -72,9 +72,7 @@ def test_authenticated_get_is_one_query_when_last_use_is_fresh(
 def test_authenticated_get_adds_one_write_when_last_use_is_due(
     client, key, django_assert_num_queries
 ):
-    ApiKey.objects.filter(pk=key.key.pk).update(
-        last_used_at=timezone.now() - timedelta(minutes=2)
-    )
+    ApiKey.objects.filter(pk=key.key.pk).update(last_used_at=timezone.now() - timedelta(minutes=2))
     with django_assert_num_queries(2):
         assert client.get(URL, **auth(key.secret)).status_code == 200
     with django_assert_num_queries(1):

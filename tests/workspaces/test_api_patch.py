@@ -116,7 +116,10 @@ def test_body_must_be_a_non_empty_json_object(client, writer, body):
 
 
 def test_duplicate_keys_are_refused(client, writer):
-    assert patch(client, writer.secret, '{"timezone": "UTC", "timezone": "Asia/Tokyo"}').status_code == 400
+    assert (
+        patch(client, writer.secret, '{"timezone": "UTC", "timezone": "Asia/Tokyo"}').status_code
+        == 400
+    )
 
 
 @pytest.mark.parametrize(
@@ -169,8 +172,30 @@ def test_all_or_nothing_when_a_later_field_is_bad(client, workspace, writer):
     assert snapshot(workspace) == before
 
 
-@pytest.mark.parametrize("code", ["en", "de", "fr", "es", "it", "pt", "nl", "pl", "sv", "da",
-                                  "fi", "ja", "ko", "zh", "ar", "hi", "ru", "tr", "uk"])
+@pytest.mark.parametrize(
+    "code",
+    [
+        "en",
+        "de",
+        "fr",
+        "es",
+        "it",
+        "pt",
+        "nl",
+        "pl",
+        "sv",
+        "da",
+        "fi",
+        "ja",
+        "ko",
+        "zh",
+        "ar",
+        "hi",
+        "ru",
+        "tr",
+        "uk",
+    ],
+)
 def test_required_languages_are_supported(client, writer, code):
     assert patch(client, writer.secret, {"transcriptionLanguage": code}).status_code == 200
 

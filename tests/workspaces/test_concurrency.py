@@ -22,11 +22,13 @@ def test_concurrent_patches_of_different_fields_both_survive():
         language = ["de", "fr"][round_number % 2]
         start = threading.Barrier(2)
 
-        def send(body: dict) -> None:
+        def send(body: dict, start: threading.Barrier = start) -> None:
             try:
                 start.wait()
                 response = Client().patch(
-                    "/api/v1/workspace", json.dumps(body), content_type="application/json",
+                    "/api/v1/workspace",
+                    json.dumps(body),
+                    content_type="application/json",
                     **auth(secret),
                 )
                 if response.status_code != 200:

@@ -35,8 +35,13 @@ def test_settings_change_shows_in_the_api_at_once(client, owner, workspace):
     created = make_key(user=owner, workspace=workspace)
     response = client.post(
         URL,
-        form(name="Acme Academy", timezone="Asia/Tokyo", auto_transcribe_uploads="on",
-             transcription_language="ja", default_video_quality="1080p"),
+        form(
+            name="Acme Academy",
+            timezone="Asia/Tokyo",
+            auto_transcribe_uploads="on",
+            transcription_language="ja",
+            default_video_quality="1080p",
+        ),
     )
     assert response.status_code == 302
     record = client.get("/api/v1/workspace", **auth(created.secret)).json()
@@ -74,7 +79,9 @@ def test_video_quality_is_capped_by_the_plan_and_marked_dashboard_only(client, o
         ({"transcription_language": "xx"}, "Select a valid choice"),
     ],
 )
-def test_invalid_settings_show_errors_and_save_nothing(client, owner, workspace, overrides, message):
+def test_invalid_settings_show_errors_and_save_nothing(
+    client, owner, workspace, overrides, message
+):
     response = client.post(URL, form(**overrides))
     assert response.status_code == 200
     assert message in response.content.decode()
@@ -86,7 +93,9 @@ def test_settings_and_api_refuse_the_same_name_with_the_same_reason(client, owne
     created = make_key(user=owner, workspace=workspace)
     page = client.post(URL, form(name="bad\x07name")).content.decode()
     api = client.patch(
-        "/api/v1/workspace", {"workspaceName": "bad\x07name"}, content_type="application/json",
+        "/api/v1/workspace",
+        {"workspaceName": "bad\x07name"},
+        content_type="application/json",
         **auth(created.secret),
     ).json()["message"]
     assert "must not contain control characters" in page

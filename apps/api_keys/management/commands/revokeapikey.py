@@ -16,7 +16,8 @@ class Command(BaseCommand):
             raise CommandError("No key matches this secret (check for a typo or a truncated copy).")
         if key.revoked_at is not None:
             self.stdout.write(
-                f"Key {key.name!r} ({key.hint}) was already revoked at {key.revoked_at.isoformat()}."
+                f"Key {key.name!r} ({key.hint}) was already revoked "
+                f"at {key.revoked_at.isoformat()}."
             )
             return
         api_key_revoke(key=key, actor=None)

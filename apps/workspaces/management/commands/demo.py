@@ -14,7 +14,9 @@ DEMO_WORKSPACE = "Demo Academy"
 
 
 class Command(BaseCommand):
-    help = "Create (once) a demo workspace with an owner, mint a fresh demo key, print how to use it."
+    help = (
+        "Create (once) a demo workspace with an owner, mint a fresh demo key, print how to use it."
+    )
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--base-url", default="http://127.0.0.1:8000")
@@ -28,7 +30,9 @@ class Command(BaseCommand):
                 user = User.objects.create_user(email=DEMO_EMAIL, password=DEMO_PASSWORD)
             membership = Membership.objects.filter(user=user, role=Membership.Role.OWNER).first()
             workspace: Workspace = (
-                membership.workspace if membership else workspace_create(name=DEMO_WORKSPACE, owner=user)
+                membership.workspace
+                if membership
+                else workspace_create(name=DEMO_WORKSPACE, owner=user)
             )
             created = api_key_create(
                 workspace=workspace,

@@ -1,0 +1,147 @@
+import re
+
+import pytest
+from django.core import mail
+from django.core.management import CommandError, call_command
+
+from apps.accounts.models import User
+from apps.api_keys.models import ApiKey
+from apps.communities.models import Community, CommunityMembership
+from apps.workspaces.models import Membership
+from tests.conftest import auth
+from tests.factories import WorkspaceFactory, make_community, make_key, member_of, owner_of
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def owner(client):
+    user = owner_of(WorkspaceFactory(name="Acme"))
+    client.force_login(user)
+    return user
+
+
+def test_owner_creates_a_community_and_adds_a_new_member_by_email(
+    client, owner, django_capture_on_commit_callbacks
+):
+    response = client.post("/communities/", {"name": "Makers"})
+    community = Community.objects.get()
+    assert response["Location"] == f"/communities/{community.pk}/"
+    assert community.workspace == owner.memberships.get().workspace
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(f"/communities/{community.pk}/", {"email": "New.Member@Example.com"})
+    member = User.objects.get(email="new.member@example.com")
+    assert not member.has_usable_password()
+    assert Membership.objects.get(user=member).role == "member"
+    assert CommunityMembership.objects.filter(community=community, user=member).exists()
+    assert len(mail.outbox) == 1
+    assert "Makers" in mail.outbox[0].subject
+    link = re.search(r"http://testserver(/account/set-password/\S+)", mail.outbox[0].body).group(1)
+
+    client.logout()
+    form = client.get(link, follow=True)
+    assert "Choose your password" in form.content.decode()
+    client.post(
+        form.redirect_chain[-1][0],
+        {
+            "new_password1": "a-much-longer-passphrase-7",
+            "new_password2": "a-much-longer-passphrase-7",
+        },
+    )
+    member.refresh_from_db()
+    assert member.check_password("a-much-longer-passphrase-7")
+
+
+def test_adding_an_existing_user_keeps_their_role_and_sends_no_mail(client, owner):
+    community = make_community(workspace=owner.memberships.get().workspace)
+    client.post(f"/communities/{community.pk}/", {"email": owner.email})
+    assert owner.memberships.get().role == "owner"
+    assert CommunityMembership.objects.filter(user=owner).exists()
+    assert mail.outbox == []
+
+
+def test_community_form_errors(client, owner):
+    assert "This field is required" in client.post("/communities/", {"name": " "}).content.decode()
+    community = make_community(workspace=owner.memberships.get().workspace)
+    page = client.post(f"/communities/{community.pk}/", {"email": "nope"}).content.decode()
+    assert "Enter a valid email address" in page
+
+
+def test_removing_a_member_cuts_their_keys_off(client, owner):
+    community = make_community(workspace=owner.memberships.get().workspace)
+    member = member_of(community)
+    created = make_key(
+        user=member,
+        workspace=community.workspace,
+        scopes=["communities:read"],
+        kind=ApiKey.Kind.MEMBER,
+    )
+    url = f"/api/v1/communities/{community.pk}/posts"
+    assert client.get(url, **auth(created.secret)).status_code == 200
+    client.post(f"/communities/{community.pk}/members/{member.pk}/remove/")
+    assert client.get(url, **auth(created.secret)).status_code == 404
+
+
+def test_another_workspaces_community_is_404(client, owner):
+    theirs = make_community()
+    assert client.get(f"/communities/{theirs.pk}/").status_code == 404
+    member = member_of(theirs)
+    assert client.post(f"/communities/{theirs.pk}/members/{member.pk}/remove/").status_code == 404
+    assert CommunityMembership.objects.filter(user=member).exists()
+
+
+def test_members_and_anonymous_visitors_cannot_manage_communities(client):
+    community = make_community()
+    client.force_login(member_of(community))
+    assert client.get("/communities/").status_code == 403
+    client.logout()
+    assert client.get("/communities/").status_code == 302
+
+
+def test_commands_create_a_community_and_add_a_member(django_capture_on_commit_callbacks):
+    owner = owner_of(WorkspaceFactory())
+    workspace = owner.memberships.get().workspace
+    from io import StringIO
+
+    out = StringIO()
+    call_command("createcommunity", "Makers", "--workspace", str(workspace.pk), stdout=out)
+    community_id = out.getvalue().strip().splitlines()[-1]
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command(
+            "addcommunitymember",
+            "--community",
+            community_id,
+            "--email",
+            "m@example.com",
+            stdout=StringIO(),
+        )
+    assert CommunityMembership.objects.get().user.email == "m@example.com"
+    assert len(mail.outbox) == 1
+    with pytest.raises(CommandError, match="No community"):
+        call_command("addcommunitymember", "--community", "999", "--email", "m@example.com")
+    with pytest.raises(CommandError, match="not a valid e-mail"):
+        call_command("addcommunitymember", "--community", community_id, "--email", "nope")
+    with pytest.raises(CommandError, match="not a workspace id"):
+        call_command("createcommunity", "X", "--workspace", "nope")
+
+
+def test_createapikey_mints_member_keys_for_members_only(client):
+    from io import StringIO
+
+    community = make_community()
+    member = member_of(community)
+    owner = owner_of(community.workspace)
+    base = ["createapikey", "--workspace", str(community.workspace.pk), "--name", "k"]
+    out = StringIO()
+    call_command(
+        *base, "--user", member.email, "--scopes", "communities:read", "--member", stdout=out
+    )
+    secret = out.getvalue().strip().splitlines()[-1]
+    assert secret.startswith("gmk_")
+    assert client.get("/api/v1/communities", **auth(secret)).status_code == 200
+    with pytest.raises(CommandError, match="add --member"):
+        call_command(*base, "--user", member.email, "--scopes", "communities:read")
+    with pytest.raises(CommandError, match="member keys are for members"):
+        call_command(*base, "--user", owner.email, "--scopes", "communities:read", "--member")
+    with pytest.raises(CommandError, match="products:read"):
+        call_command(*base, "--user", member.email, "--scopes", "products:read", "--member")
