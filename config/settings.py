@@ -76,6 +76,7 @@ INSTALLED_APPS = [
     "apps.communities",
     "apps.pages",
     "apps.portal",
+    "apps.audit",
     "apps.api",
 ]
 

@@ -10,6 +10,7 @@ urlpatterns = [
     path("integrations/api/", include("apps.api_keys.urls")),
     path("communities/", include("apps.communities.urls")),
     path("settings/", include("apps.workspaces.urls")),
+    path("audit/", include("apps.audit.urls")),
     path("portal/", include("apps.portal.urls")),
     path("api/", include("apps.api.urls")),
     path("healthz", api_views.health, name="health"),

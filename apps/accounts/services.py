@@ -1,12 +1,14 @@
 """Writes on user accounts."""
 
 from django.contrib.auth.password_validation import validate_password
+from django.contrib.auth.tokens import default_token_generator
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
-from django.db import transaction
+from django.urls import reverse
+from django.utils.encoding import force_bytes
+from django.utils.http import urlsafe_base64_encode
 
 from apps.common.validation import InvalidInput
-from apps.workspaces.services import workspace_create
 
 from .models import User
 
@@ -33,9 +35,13 @@ def user_create(*, email: str, password: str | None) -> User:
     return User.objects.create_user(email=email, password=password)
 
 
-def account_sign_up(*, email: str, password: str, workspace_name: str):
-    """A new user who owns a new workspace, created together or not at all."""
-    with transaction.atomic():
-        user = user_create(email=email, password=password)
-        workspace = workspace_create(name=workspace_name, owner=user)
-    return user, workspace
+def set_password_link(user: User, base_url: str) -> str:
+    """A one-time link for a new member to choose their password (Django's reset tokens)."""
+    path = reverse(
+        "accounts:set_password",
+        kwargs={
+            "uidb64": urlsafe_base64_encode(force_bytes(user.pk)),
+            "token": default_token_generator.make_token(user),
+        },
+    )
+    return base_url.rstrip("/") + path

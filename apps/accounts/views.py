@@ -8,9 +8,9 @@ from django.views.decorators.http import require_http_methods
 
 from apps.common.validation import InvalidInput
 from apps.workspaces.selectors import dashboard_membership, portal_membership
+from apps.workspaces.services import account_sign_up
 
 from .forms import SignInForm, SignUpForm
-from .services import account_sign_up
 
 
 @require_http_methods(["GET"])

@@ -5,16 +5,19 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.core.mail import send_mail
+from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from apps.accounts.models import User
+from apps.audit.models import Action
+from apps.audit.services import Actor, audit_record
 from apps.common.validation import InvalidInput, clean_text
 from apps.workspaces.models import Workspace
 
 from . import tokens
-from .models import ApiKey, ApiKeyState
+from .models import ApiKey, ApiKeyState, ExpiryNotice
 from .scopes import ALL_SCOPES, MEMBER_SCOPES
 
 DEFAULT_LIFETIME = timedelta(days=365)
@@ -84,11 +87,13 @@ def api_key_create(
     expires_at: datetime | None,
     kind: str = ApiKey.Kind.WORKSPACE,
     tag: str = ApiKey.Tag.NONE,
+    actor: Actor | None = None,
 ) -> CreatedApiKey:
     """Create a key for `user` in `workspace` and return it with its secret.
 
     `expires_at=None` means no expiry. A CLI-tagged key always lives exactly 90 days, so
     `expires_at` must be None for it. Raises InvalidInput for a bad name, scopes or expiry.
+    The audit event names `actor` (the user themself when not given), never the secret.
     """
     now = timezone.now()
     name = clean_text(name, "name", max_length=100)
@@ -111,6 +116,18 @@ def api_key_create(
             tag=tag,
             created_at=now,
             expires_at=expires_at,
+        )
+        audit_record(
+            workspace=workspace,
+            action=Action.MEMBER_KEY_CREATED if kind == ApiKey.Kind.MEMBER else Action.KEY_CREATED,
+            actor=actor or Actor.of_user(user),
+            key=key,
+            subject=f"{key.name} ({key.hint})",
+            data={
+                "scopes": scopes,
+                "expiresAt": expires_at.isoformat() if expires_at else None,
+                "tag": tag,
+            },
         )
     return CreatedApiKey(key=key, secret=secret)
 
@@ -149,31 +166,105 @@ def api_key_find_by_secret(raw: str) -> ApiKey | None:
 def api_key_record_use(key: ApiKey, *, ip: str | None, now: datetime | None = None) -> bool:
     """Stamp the key's last use, at most once per interval; True when a row was written.
 
-    The conditional UPDATE lets concurrent requests race harmlessly: at most one of them writes.
+    The conditional UPDATE lets concurrent requests race harmlessly: at most one of them writes,
+    and only that one records the key's first use in the audit log.
     """
     now = now or timezone.now()
     interval = timedelta(seconds=settings.API_KEY_LAST_USED_INTERVAL_SECONDS)
     if key.last_used_at is not None and now - key.last_used_at < interval:
         return False
-    written = (
-        ApiKey.objects.filter(pk=key.pk)
-        .filter(Q(last_used_at__isnull=True) | Q(last_used_at__lte=now - interval))
-        .update(last_used_at=now, last_used_ip=ip)
-    )
+    stale = Q(last_used_at__lte=now - interval)
+    if key.last_used_at is not None:
+        written = ApiKey.objects.filter(stale, pk=key.pk).update(last_used_at=now, last_used_ip=ip)
+    else:
+        with transaction.atomic():
+            first_use = ApiKey.objects.filter(pk=key.pk, last_used_at__isnull=True).update(
+                last_used_at=now, last_used_ip=ip
+            )
+            if first_use:
+                audit_record(
+                    workspace=key.workspace,
+                    action=Action.KEY_FIRST_USED,
+                    actor=Actor.of_key(key, ip),
+                    key=key,
+                    subject=f"{key.name} ({key.hint})",
+                )
+        written = first_use or ApiKey.objects.filter(stale, pk=key.pk).update(
+            last_used_at=now, last_used_ip=ip
+        )
     if written:
         key.last_used_at, key.last_used_ip = now, ip
     return bool(written)
 
 
-def api_key_revoke(*, key: ApiKey, actor: User | None) -> ApiKey:
+def api_key_revoke(*, key: ApiKey, actor: Actor) -> ApiKey:
     """Revoke a key for good; it fails on the very next request. Revoking twice changes nothing.
 
     Only revoked_at and revoked_by are written: a full save() could write back stale fields.
     """
     now = timezone.now()
     with transaction.atomic():
-        ApiKey.objects.filter(pk=key.pk, revoked_at__isnull=True).update(
-            revoked_at=now, revoked_by=actor
+        revoked = ApiKey.objects.filter(pk=key.pk, revoked_at__isnull=True).update(
+            revoked_at=now, revoked_by=actor.user
         )
         key.refresh_from_db(fields=["revoked_at", "revoked_by"])
+        if revoked:
+            member = key.kind == ApiKey.Kind.MEMBER
+            audit_record(
+                workspace=key.workspace,
+                action=Action.MEMBER_KEY_REVOKED if member else Action.KEY_REVOKED,
+                actor=actor,
+                key=key,
+                subject=f"{key.name} ({key.hint})",
+            )
     return key
+
+
+NOTICE_WINDOWS = (
+    (ExpiryNotice.Kind.DAY, timedelta(days=1)),
+    (ExpiryNotice.Kind.WEEK, timedelta(days=7)),
+)
+
+
+def api_key_send_expiry_notices(*, now: datetime | None = None) -> int:
+    """E-mail owners of keys expiring within 7 days and within 1 day, once each; return how
+    many notices went out. Safe to run as often as you like: a unique (key, kind) row is
+    claimed before the mail is sent, so a second run, even a concurrent one, sends nothing.
+    A key first seen inside the 1-day window gets only the 1-day notice."""
+    now = now or timezone.now()
+    sent = 0
+    for kind, window in NOTICE_WINDOWS:
+        due = (
+            ApiKey.objects.in_state(ApiKeyState.ACTIVE, now)
+            .filter(expires_at__lte=now + window)
+            .exclude(expiry_notices__kind=kind)
+            .select_related("user", "workspace")
+        )
+        for key in due:
+            if (
+                kind == ExpiryNotice.Kind.WEEK
+                and key.expiry_notices.filter(kind=ExpiryNotice.Kind.DAY).exists()
+            ):
+                continue
+            try:
+                with transaction.atomic():
+                    ExpiryNotice.objects.create(key=key, kind=kind, sent_at=now)
+            except IntegrityError:
+                continue  # another run claimed it
+            _mail_expiry_notice(key, now)
+            sent += 1
+    return sent
+
+
+def _mail_expiry_notice(key: ApiKey, now: datetime) -> None:
+    left = key.expires_at - now
+    when = f"in {left.days} days" if left >= timedelta(days=2) else "within a day"
+    send_mail(
+        f"Your API key “{key.name}” expires {when}",
+        f"The API key “{key.name}” ({key.hint}) in {key.workspace.name} expires on "
+        f"{key.expires_at:%Y-%m-%d %H:%M} UTC, {when}.\n\n"
+        "Create a new key and move your integration to it before then; the old key stops "
+        "working at that moment.\n",
+        None,
+        [key.user.email],
+    )

@@ -14,6 +14,7 @@ from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_http_methods
 
+from apps.common.http import request_actor
 from apps.common.validation import InvalidInput
 from apps.workspaces.decorators import workspace_member_required, workspace_staff_required
 
@@ -110,6 +111,7 @@ def key_create_page(request: HttpRequest, pages: KeyPages) -> HttpResponse:
                     scopes=form.cleaned_data["scopes"],
                     expires_at=form.expires_at(),
                     kind=ApiKey.Kind.MEMBER if pages.member else ApiKey.Kind.WORKSPACE,
+                    actor=request_actor(request),
                 )
             except InvalidInput as error:
                 form.add_error(None, error.message)
@@ -137,7 +139,7 @@ def key_revoke_page(request: HttpRequest, pages: KeyPages, key_id: int) -> HttpR
     if request.method == "GET":
         return render(request, "api_keys/key_revoke_confirm.html", context)
     already_revoked = key.revoked_at is not None
-    api_key_revoke(key=key, actor=request.user)
+    api_key_revoke(key=key, actor=request_actor(request))
     if request.htmx:
         return render(request, "api_keys/_key_row.html", {**context, "just_revoked": True})
     if already_revoked:

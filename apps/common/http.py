@@ -1,6 +1,8 @@
 from django.conf import settings
 from django.http import HttpRequest
 
+from apps.audit.services import Actor
+
 
 def client_ip(request: HttpRequest) -> str | None:
     """The caller's address: REMOTE_ADDR, or the entry our trusted proxies added to
@@ -12,3 +14,11 @@ def client_ip(request: HttpRequest) -> str | None:
         if len(forwarded) >= proxies:
             return forwarded[-proxies] or None
     return request.META.get("REMOTE_ADDR") or None
+
+
+def request_actor(request: HttpRequest) -> Actor:
+    """The audit actor of a request: its API key when it came through the API, else its user."""
+    key = getattr(request, "api_key", None)
+    if key is not None:
+        return Actor.of_key(key, client_ip(request))
+    return Actor.of_user(request.user, client_ip(request))

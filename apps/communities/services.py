@@ -2,15 +2,11 @@
 
 from typing import Any
 
-from django.contrib.auth.tokens import default_token_generator
 from django.core.mail import send_mail
 from django.db import transaction
-from django.urls import reverse
-from django.utils.encoding import force_bytes
-from django.utils.http import urlsafe_base64_encode
 
 from apps.accounts.models import User
-from apps.accounts.services import clean_email
+from apps.accounts.services import clean_email, set_password_link
 from apps.common.validation import clean_long_text, clean_text
 from apps.workspaces.models import Membership, Workspace
 
@@ -23,18 +19,6 @@ def community_create(*, workspace: Workspace, name: Any) -> Community:
     return Community.objects.create(
         workspace=workspace, name=clean_text(name, "name", max_length=100)
     )
-
-
-def set_password_link(user: User, base_url: str) -> str:
-    """A one-time link for a new member to choose their password (Django's reset tokens)."""
-    path = reverse(
-        "accounts:set_password",
-        kwargs={
-            "uidb64": urlsafe_base64_encode(force_bytes(user.pk)),
-            "token": default_token_generator.make_token(user),
-        },
-    )
-    return base_url.rstrip("/") + path
 
 
 def community_member_add(*, community: Community, email: str, base_url: str) -> User:

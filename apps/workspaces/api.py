@@ -8,6 +8,7 @@ from apps.api.errors import api_error
 from apps.api.http import BodyError, json_body, methods
 from apps.api_keys.auth import api_key_required
 from apps.api_keys.models import ApiKey
+from apps.common.http import request_actor
 from apps.common.validation import InvalidInput
 
 from .models import Workspace
@@ -41,7 +42,9 @@ def workspace_patch(request: HttpRequest) -> JsonResponse:
         return error.response
     except InvalidInput as error:
         return api_error("invalid-input", error.message)
-    workspace = workspace_update(workspace=request.workspace, changes=changes)
+    workspace = workspace_update(
+        workspace=request.workspace, changes=changes, actor=request_actor(request)
+    )
     return JsonResponse(workspace_to_json(workspace, request.api_key))
 
 

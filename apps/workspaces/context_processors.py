@@ -27,8 +27,13 @@ def navigation(request: HttpRequest) -> dict:
             {"label": "Communities", "url": reverse("communities:list")},
         ]
         if membership.role == Membership.Role.OWNER:
-            items.append({"label": "Settings", "url": reverse("workspaces:settings")})
-        items += [{"label": "Audit", "url": None}, {"label": "Team", "url": None}]
+            items.append(
+                {"label": "Settings", "url": reverse("workspaces:settings"), "exact": True}
+            )
+        items += [
+            {"label": "Team", "url": reverse("workspaces:team")},
+            {"label": "Audit", "url": reverse("audit:log")},
+        ]
     for item in items:
         url = item["url"]
         item["active"] = bool(url) and (

@@ -2,11 +2,19 @@
 
 from typing import Any
 
+from django.core.mail import send_mail
 from django.db import transaction
 
 from apps.accounts.models import User
+from apps.accounts.services import clean_email, set_password_link, user_create
+from apps.api_keys.models import ApiKey
+from apps.api_keys.services import api_key_revoke
+from apps.audit.models import Action
+from apps.audit.services import Actor, audit_record
+from apps.common.validation import InvalidInput
 
 from .models import Membership, Workspace
+from .selectors import STAFF_ROLES
 from .validators import clean_workspace_name
 
 
@@ -18,16 +26,132 @@ def workspace_create(*, name: str, owner: User) -> Workspace:
     return workspace
 
 
-def workspace_update(*, workspace: Workspace, changes: dict[str, Any]) -> Workspace:
+def workspace_update(*, workspace: Workspace, changes: dict[str, Any], actor: Actor) -> Workspace:
     """Write the given model fields (already validated) and return the fresh record.
 
     Only the named columns are written, so two concurrent updates of different fields both
-    survive; the row lock orders concurrent writers on PostgreSQL.
+    survive; the row lock orders concurrent writers on PostgreSQL. Each field that really
+    changes gets an audit event with its value before and after.
     """
     with transaction.atomic():
         current = Workspace.objects.select_for_update().get(pk=workspace.pk)
-        for field, value in changes.items():
+        changed = {f: v for f, v in changes.items() if getattr(current, f) != v}
+        for field, value in changed.items():
+            audit_record(
+                workspace=current,
+                action=Action.SETTINGS_CHANGED,
+                actor=actor,
+                subject=field,
+                data={"field": field, "before": getattr(current, field), "after": value},
+            )
             setattr(current, field, value)
-        if changes:
-            current.save(update_fields=list(changes))
+        if changed:
+            current.save(update_fields=list(changed))
     return current
+
+
+def account_sign_up(*, email: str, password: str, workspace_name: str):
+    """A new user who owns a new workspace, created together or not at all."""
+    with transaction.atomic():
+        user = user_create(email=email, password=password)
+        workspace = workspace_create(name=workspace_name, owner=user)
+    return user, workspace
+
+
+def _lock_owners(workspace: Workspace) -> int:
+    """Lock the workspace's owner rows and count them, so two concurrent changes can never
+    leave a workspace without an owner."""
+    return len(
+        list(
+            Membership.objects.select_for_update().filter(
+                workspace=workspace, role=Membership.Role.OWNER
+            )
+        )
+    )
+
+
+def team_invite(
+    *, workspace: Workspace, email: str, role: str, actor: Actor, base_url: str
+) -> Membership:
+    """Give someone an owner or admin role, creating their account (and e-mailing them a link
+    to set a password) when they are new. A community member of the workspace is promoted."""
+    if role not in STAFF_ROLES:
+        raise InvalidInput("role", "The role must be owner or admin.")
+    email = clean_email(email)
+    with transaction.atomic():
+        user = User.objects.filter(email=email).first()
+        is_new = user is None
+        if is_new:
+            user = User.objects.create_user(email=email, password=None)
+        membership = Membership.objects.filter(workspace=workspace, user=user).first()
+        if membership is not None and membership.role in STAFF_ROLES:
+            raise InvalidInput("email", f"{email} is already on the team as {membership.role}.")
+        if membership is None:
+            membership = Membership.objects.create(workspace=workspace, user=user, role=role)
+        else:
+            membership.role = role
+            membership.save(update_fields=["role"])
+        audit_record(
+            workspace=workspace,
+            action=Action.TEAM_MEMBER_ADDED,
+            actor=actor,
+            subject=email,
+            data={"email": email, "role": role},
+        )
+        if is_new:
+            link = set_password_link(user, base_url)
+            transaction.on_commit(
+                lambda: send_mail(
+                    f"You have been added to {workspace.name} on Gatehouse",
+                    f"You are now {role} of {workspace.name}.\n\n"
+                    f"Choose your password to sign in:\n{link}\n",
+                    None,
+                    [email],
+                )
+            )
+    return membership
+
+
+def team_change_role(*, membership: Membership, role: str, actor: Actor) -> Membership:
+    """Make a teammate owner or admin; the last owner cannot stop being one."""
+    if role not in STAFF_ROLES:
+        raise InvalidInput("role", "The role must be owner or admin.")
+    with transaction.atomic():
+        owners = _lock_owners(membership.workspace)
+        current = Membership.objects.select_for_update().get(pk=membership.pk)
+        if current.role == role:
+            return current
+        if current.role == Membership.Role.OWNER and owners <= 1:
+            raise InvalidInput("role", "A workspace needs an owner: make someone else owner first.")
+        before = current.role
+        current.role = role
+        current.save(update_fields=["role"])
+        audit_record(
+            workspace=current.workspace,
+            action=Action.TEAM_ROLE_CHANGED,
+            actor=actor,
+            subject=current.user.email,
+            data={"email": current.user.email, "before": before, "after": role},
+        )
+    return current
+
+
+def team_remove(*, membership: Membership, actor: Actor) -> None:
+    """Take a teammate off the workspace and revoke their keys in it; never the last owner."""
+    with transaction.atomic():
+        owners = _lock_owners(membership.workspace)
+        current = Membership.objects.select_for_update().get(pk=membership.pk)
+        if current.role == Membership.Role.OWNER and owners <= 1:
+            raise InvalidInput("email", "The last owner cannot be removed.")
+        for key in ApiKey.objects.filter(
+            workspace=current.workspace, user=current.user, revoked_at__isnull=True
+        ).select_related("workspace", "user"):
+            api_key_revoke(key=key, actor=actor)
+        audit_record(
+            workspace=current.workspace,
+            action=Action.TEAM_MEMBER_REMOVED,
+            actor=actor,
+            subject=current.user.email,
+            data={"email": current.user.email, "role": current.role},
+        )
+        current.delete()

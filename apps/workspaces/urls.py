@@ -1,7 +1,11 @@
 from django.urls import path
 
-from . import views
+from . import team_views, views
 
 app_name = "workspaces"
 
-urlpatterns = [path("", views.workspace_settings, name="settings")]
+urlpatterns = [
+    path("", views.workspace_settings, name="settings"),
+    path("team/", team_views.team, name="team"),
+    path("team/<int:membership_id>/", team_views.team_member_update, name="team_update"),
+]

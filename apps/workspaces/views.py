@@ -3,6 +3,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
+from apps.common.http import request_actor
+
 from .choices import PLAN_MAX_VIDEO_QUALITY
 from .decorators import workspace_staff_required
 from .forms import WorkspaceSettingsForm
@@ -18,7 +20,7 @@ def workspace_settings(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         changes = form.changes()
         if changes:
-            workspace_update(workspace=workspace, changes=changes)
+            workspace_update(workspace=workspace, changes=changes, actor=request_actor(request))
             messages.success(request, "Settings saved.")
         else:
             messages.info(request, "Nothing changed.")

@@ -11,8 +11,11 @@ from django.utils import timezone
 
 from apps.api_keys import tokens
 from apps.api_keys.services import api_key_revoke
+from apps.audit.services import Actor
 from tests.conftest import auth
 from tests.factories import make_key
+
+OPERATOR = Actor.of_operator("test")
 
 pytestmark = pytest.mark.django_db
 URL = "/api/v1/workspace"
@@ -73,7 +76,7 @@ def test_expired_key(client):
 
 def test_revoked_key_fails_on_the_next_request(client, key):
     assert client.get(URL, **auth(key.secret)).status_code == 200
-    api_key_revoke(key=key.key, actor=None)
+    api_key_revoke(key=key.key, actor=OPERATOR)
     response = client.get(URL, **auth(key.secret))
     assert response.status_code == 401
     assert error_of(response) == "revoked-key"
@@ -193,7 +196,7 @@ def test_secret_never_reaches_logs_or_messages(client, key, caplog):
             patch(client, key.secret, "not json"),
             client.get("/api/v1/missing", **auth(key.secret)),
         ]
-        api_key_revoke(key=key.key, actor=None)
+        api_key_revoke(key=key.key, actor=OPERATOR)
         responses.append(client.get(URL, **auth(key.secret)))
     assert key.secret not in caplog.text
     for response in responses:

@@ -14,8 +14,11 @@ from apps.api_keys.services import (
     api_key_record_use,
     api_key_revoke,
 )
+from apps.audit.services import Actor
 from apps.common.validation import InvalidInput
 from tests.factories import make_key, owner_of
+
+OPERATOR = Actor.of_operator("test")
 
 pytestmark = pytest.mark.django_db
 
@@ -109,7 +112,7 @@ def test_unknown_well_formed_secret_is_invalid():
 def test_revoked_key_is_rejected_and_keeps_its_history():
     created = make_key()
     actor = created.key.user
-    api_key_revoke(key=created.key, actor=actor)
+    api_key_revoke(key=created.key, actor=Actor.of_user(actor))
     with pytest.raises(KeyRejected, match="revoked-key"):
         api_key_authenticate(created.secret)
     key = ApiKey.objects.get(pk=created.key.pk)
@@ -119,9 +122,9 @@ def test_revoked_key_is_rejected_and_keeps_its_history():
 
 def test_revoking_twice_keeps_the_first_revocation():
     created = make_key()
-    first = api_key_revoke(key=created.key, actor=None).revoked_at
+    first = api_key_revoke(key=created.key, actor=OPERATOR).revoked_at
     with time_machine.travel(timezone.now() + timedelta(hours=1)):
-        assert api_key_revoke(key=created.key, actor=None).revoked_at == first
+        assert api_key_revoke(key=created.key, actor=OPERATOR).revoked_at == first
 
 
 def test_key_expires_at_the_exact_instant():
@@ -136,7 +139,7 @@ def test_key_expires_at_the_exact_instant():
 
 def test_revocation_wins_over_expiry():
     created = make_key(expires_in=timedelta(days=1))
-    api_key_revoke(key=created.key, actor=None)
+    api_key_revoke(key=created.key, actor=OPERATOR)
     with time_machine.travel(timezone.now() + timedelta(days=2)):
         with pytest.raises(KeyRejected, match="revoked-key"):
             api_key_authenticate(created.secret)
@@ -146,7 +149,7 @@ def test_states_filter_in_the_database():
     active = make_key().key
     expired = make_key(expires_in=timedelta(days=1)).key
     revoked = make_key().key
-    api_key_revoke(key=revoked, actor=None)
+    api_key_revoke(key=revoked, actor=OPERATOR)
     later = timezone.now() + timedelta(days=2)
     assert list(ApiKey.objects.in_state("active", later)) == [active]
     assert list(ApiKey.objects.in_state("expired", later)) == [expired]
@@ -169,6 +172,6 @@ def test_last_use_is_written_at_most_once_a_minute():
 
 def test_find_by_secret_ignores_state():
     created = make_key()
-    api_key_revoke(key=created.key, actor=None)
+    api_key_revoke(key=created.key, actor=OPERATOR)
     assert api_key_find_by_secret(created.secret).pk == created.key.pk
     assert api_key_find_by_secret("not-a-secret") is None

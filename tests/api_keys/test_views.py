@@ -7,6 +7,7 @@ from django.utils import timezone
 
 from apps.api_keys.models import ApiKey
 from apps.api_keys.services import api_key_revoke
+from apps.audit.services import Actor
 from apps.workspaces.models import Membership
 from tests.conftest import auth
 from tests.factories import MembershipFactory, WorkspaceFactory, make_key, owner_of
@@ -140,7 +141,7 @@ def test_expired_and_revoked_badges_and_state_filter(client, owner):
     make_key(user=owner, workspace=workspace, name="Fresh")
     make_key(user=owner, workspace=workspace, name="Stale", expires_in=timedelta(days=1))
     gone = make_key(user=owner, workspace=workspace, name="Gone").key
-    api_key_revoke(key=gone, actor=owner)
+    api_key_revoke(key=gone, actor=Actor.of_user(owner))
     with time_machine.travel(timezone.now() + timedelta(days=2)):
         page = client.get(LIST).content.decode()
         assert ">Expired<" in page and ">Revoked<" in page and ">Active<" in page

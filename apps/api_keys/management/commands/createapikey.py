@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 from apps.accounts.services import clean_email
 from apps.api_keys.models import ApiKey
 from apps.api_keys.services import DEFAULT_LIFETIME, api_key_create, expiry_in_days
+from apps.audit.services import Actor
 from apps.common.validation import InvalidInput
 from apps.workspaces.models import Membership, Workspace
 
@@ -83,6 +84,7 @@ class Command(BaseCommand):
                 expires_at=expires_at,
                 tag=ApiKey.Tag.CLI if options["cli"] else ApiKey.Tag.NONE,
                 kind=ApiKey.Kind.MEMBER if options["member"] else ApiKey.Kind.WORKSPACE,
+                actor=Actor.of_operator("createapikey"),
             )
         except InvalidInput as error:
             raise CommandError(error.message) from None

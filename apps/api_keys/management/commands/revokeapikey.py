@@ -1,6 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from apps.api_keys.services import api_key_find_by_secret, api_key_revoke
+from apps.audit.services import Actor
 
 
 class Command(BaseCommand):
@@ -20,7 +21,7 @@ class Command(BaseCommand):
                 f"at {key.revoked_at.isoformat()}."
             )
             return
-        api_key_revoke(key=key, actor=None)
+        api_key_revoke(key=key, actor=Actor.of_operator("revokeapikey"))
         self.stdout.write(
             f"Revoked key {key.name!r} ({key.hint}) of {key.user.email} in workspace "
             f"{key.workspace_id}; it no longer authenticates."

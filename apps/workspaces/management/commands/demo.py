@@ -5,6 +5,7 @@ from django.db import transaction
 from apps.accounts.models import User
 from apps.api_keys.scopes import ALL_SCOPES
 from apps.api_keys.services import DEFAULT_LIFETIME, api_key_create, expiry_in_days
+from apps.audit.services import Actor
 from apps.workspaces.models import Membership, Workspace
 from apps.workspaces.services import workspace_create
 
@@ -40,6 +41,7 @@ class Command(BaseCommand):
                 name="Demo key",
                 scopes=list(ALL_SCOPES),
                 expires_at=expiry_in_days(DEFAULT_LIFETIME.days),
+                actor=Actor.of_operator("demo"),
             )
         base_url = base_url.rstrip("/")
         self.stdout.write(

@@ -1,0 +1,69 @@
+"""Writing the audit log. Every service that changes something calls `audit_record` inside its
+own transaction, so a change and its event are committed together or not at all."""
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from django.db import transaction
+
+from .models import Action, AuditEvent
+
+if TYPE_CHECKING:
+    from apps.accounts.models import User
+    from apps.api_keys.models import ApiKey
+    from apps.workspaces.models import Workspace
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who did something: a signed-in user, an API key, or an operator at the command line."""
+
+    user: "User | None" = None
+    key: "ApiKey | None" = None
+    ip: str | None = None
+    operator: str = ""
+
+    @classmethod
+    def of_user(cls, user: "User", ip: str | None = None) -> "Actor":
+        return cls(user=user, ip=ip)
+
+    @classmethod
+    def of_key(cls, key: "ApiKey", ip: str | None = None) -> "Actor":
+        return cls(key=key, user=key.user, ip=ip)
+
+    @classmethod
+    def of_operator(cls, command: str) -> "Actor":
+        return cls(operator=command)
+
+    @property
+    def label(self) -> str:
+        if self.key is not None:
+            return f"key {self.key.name} ({self.key.hint}) of {self.key.user.email}"
+        if self.user is not None:
+            return self.user.email
+        return f"operator ({self.operator})" if self.operator else "operator"
+
+
+def audit_record(
+    *,
+    workspace: "Workspace",
+    action: Action,
+    actor: Actor,
+    key: "ApiKey | None" = None,
+    subject: str = "",
+    data: dict[str, Any] | None = None,
+) -> AuditEvent:
+    """Append an event. Must run inside the transaction of the change it records."""
+    if not transaction.get_connection().in_atomic_block:
+        raise RuntimeError("audit_record must run inside the transaction of its change")
+    return AuditEvent.objects.create(
+        workspace=workspace,
+        action=action,
+        actor_user=actor.user if actor.key is None else None,
+        actor_key=actor.key,
+        actor_label=actor.label[:254],
+        ip=actor.ip,
+        key=key,
+        subject=subject[:254],
+        data=data or {},
+    )

@@ -1,0 +1,90 @@
+"""The Team page: owners add teammates as owner or admin, change and remove their roles."""
+
+from django import forms
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods
+
+from apps.common.http import request_actor
+from apps.common.validation import InvalidInput
+
+from .decorators import workspace_staff_required
+from .models import Membership
+from .selectors import STAFF_ROLES
+from .services import team_change_role, team_invite, team_remove
+
+ROLE_CHOICES = [(role.value, role.label) for role in STAFF_ROLES]
+
+
+class TeamInviteForm(forms.Form):
+    email = forms.EmailField(label="E-mail address")
+    role = forms.ChoiceField(choices=ROLE_CHOICES, initial=Membership.Role.ADMIN)
+
+
+def _is_owner(request: HttpRequest) -> bool:
+    return request.membership.role == Membership.Role.OWNER
+
+
+@require_http_methods(["GET", "POST"])
+@workspace_staff_required()
+def team(request: HttpRequest) -> HttpResponse:
+    form = TeamInviteForm(request.POST or None)
+    if request.method == "POST":
+        if not _is_owner(request):
+            raise PermissionDenied("Only owners change the team.")
+        if form.is_valid():
+            try:
+                membership = team_invite(
+                    workspace=request.workspace,
+                    email=form.cleaned_data["email"],
+                    role=form.cleaned_data["role"],
+                    actor=request_actor(request),
+                    base_url=request.build_absolute_uri("/"),
+                )
+            except InvalidInput as error:
+                form.add_error("email" if error.field == "email" else None, error.message)
+            else:
+                messages.success(request, f"{membership.user.email} is now {membership.role}.")
+                return redirect("workspaces:team")
+    teammates = (
+        Membership.objects.filter(workspace=request.workspace, role__in=STAFF_ROLES)
+        .select_related("user")
+        .order_by("user__email")
+    )
+    return render(
+        request,
+        "workspaces/team.html",
+        {
+            "form": form,
+            "teammates": teammates,
+            "can_edit": _is_owner(request),
+            "role_choices": ROLE_CHOICES,
+        },
+    )
+
+
+@require_http_methods(["POST"])
+@workspace_staff_required(owner_only=True)
+def team_member_update(request: HttpRequest, membership_id: int) -> HttpResponse:
+    membership = get_object_or_404(
+        Membership.objects.select_related("user", "workspace"),
+        pk=membership_id,
+        workspace=request.workspace,
+        role__in=STAFF_ROLES,
+    )
+    try:
+        if request.POST.get("action") == "remove":
+            team_remove(membership=membership, actor=request_actor(request))
+            messages.success(request, f"Removed {membership.user.email}; their keys are revoked.")
+        else:
+            updated = team_change_role(
+                membership=membership,
+                role=request.POST.get("role", ""),
+                actor=request_actor(request),
+            )
+            messages.success(request, f"{updated.user.email} is now {updated.role}.")
+    except InvalidInput as error:
+        messages.error(request, error.message)
+    return redirect("workspaces:team")
