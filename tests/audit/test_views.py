@@ -1,0 +1,179 @@
+import csv
+import io
+from datetime import timedelta
+
+import pytest
+import time_machine
+from django.core import mail
+from django.core.management import call_command
+from django.utils import timezone
+
+from apps.api_keys.models import ApiKey, ExpiryNotice
+from apps.api_keys.services import api_key_revoke
+from apps.audit.models import AuditEvent
+from apps.audit.services import Actor
+from tests.factories import MembershipFactory, UserFactory, WorkspaceFactory, make_key, owner_of
+
+pytestmark = pytest.mark.django_db
+URL = "/audit/"
+
+
+@pytest.fixture
+def workspace():
+    return WorkspaceFactory(name="Acme")
+
+
+@pytest.fixture
+def owner(workspace):
+    return owner_of(workspace, email="owner@acme.test")
+
+
+@pytest.fixture
+def history(workspace, owner):
+    """Two keys, one revoked by the owner, one revoked by an operator."""
+    first = make_key(user=owner, workspace=workspace, name="Zapier").key
+    second = make_key(user=owner, workspace=workspace, name='=HYPERLINK("evil")').key
+    api_key_revoke(key=first, actor=Actor.of_user(owner, "192.0.2.1"))
+    api_key_revoke(key=second, actor=Actor.of_operator("revokeapikey"))
+    return first, second
+
+
+def table(response) -> str:
+    page = response.content.decode()
+    return page[page.index("<tbody>") :] if "<tbody>" in page else ""
+
+
+def csv_rows(response) -> list[list[str]]:
+    body = b"".join(response.streaming_content).decode()
+    return list(csv.reader(io.StringIO(body)))
+
+
+def test_audit_page_lists_events_newest_first(client, owner, history):
+    client.force_login(owner)
+    page = table(client.get(URL))
+    assert page.index("Key revoked") < page.index("Key created")
+    assert "operator (revokeapikey)" in page and "192.0.2.1" in page
+
+
+def test_filters_by_action_actor_and_key(client, owner, history):
+    first, second = history
+    client.force_login(owner)
+    by_action = table(client.get(URL, {"action": "key.revoked"}))
+    assert by_action.count("badge--keyrevoked") == 2 and "badge--keycreated" not in by_action
+    by_actor = table(client.get(URL, {"actor": "operator"}))
+    assert "operator (revokeapikey)" in by_actor and "192.0.2.1" not in by_actor
+    by_key = table(client.get(URL, {"key": str(first.pk)}))
+    assert "Zapier" in by_key and "HYPERLINK" not in by_key
+    assert client.get(URL, {"action": "nonsense", "key": "x"}).status_code == 200
+
+
+def test_csv_export_of_the_filtered_view(client, owner, history):
+    first, _ = history
+    client.force_login(owner)
+    response = client.get(URL + "export.csv", {"action": "key.revoked"})
+    assert response["Content-Type"].startswith("text/csv")
+    assert "attachment" in response["Content-Disposition"]
+    rows = csv_rows(response)
+    assert rows[0] == ["time", "action", "actor", "ip", "key", "subject", "details"]
+    assert [row[1] for row in rows[1:]] == ["key.revoked", "key.revoked"]
+    assert rows[2][2] == "owner@acme.test" and rows[2][3] == "192.0.2.1"
+    assert rows[2][4] == first.hint
+    # A name that looks like a formula is neutralised for spreadsheets.
+    assert rows[1][5].startswith("'=HYPERLINK")
+
+
+def test_events_of_another_workspace_never_show(client, owner, history):
+    stranger = owner_of(WorkspaceFactory(), email="stranger@elsewhere.test")
+    client.force_login(stranger)
+    assert "Zapier" not in client.get(URL).content.decode()
+    assert len(csv_rows(client.get(URL + "export.csv"))) == 1
+
+
+@pytest.mark.parametrize("role, status", [("owner", 200), ("admin", 200), ("member", 403)])
+def test_who_may_read_the_log(client, workspace, role, status):
+    user = MembershipFactory(workspace=workspace, role=role).user
+    client.force_login(user)
+    assert client.get(URL).status_code == status
+    assert client.get(URL + "export.csv").status_code == status
+
+
+def test_outsiders_and_anonymous_visitors_may_not(client):
+    client.force_login(UserFactory())
+    assert client.get(URL).status_code == 403
+    client.logout()
+    assert client.get(URL).status_code == 302
+
+
+def test_pagination(client, owner, workspace):
+    for number in range(55):
+        make_key(user=owner, workspace=workspace, name=f"k{number}")
+    client.force_login(owner)
+    assert "Page 1 of 2" in client.get(URL).content.decode()
+
+
+def test_admin_shows_keys_and_events_read_only(client, history):
+    staff = UserFactory(is_staff=True, is_superuser=True)
+    client.force_login(staff)
+    assert client.get("/admin/api_keys/apikey/").status_code == 200
+    assert client.get("/admin/audit/auditevent/").status_code == 200
+    key = ApiKey.objects.first()
+    event = AuditEvent.objects.first()
+    assert client.get("/admin/api_keys/apikey/add/").status_code == 403
+    assert (
+        client.post(f"/admin/audit/auditevent/{event.pk}/delete/", {"post": "yes"}).status_code
+        == 403
+    )
+    page = client.get(f"/admin/api_keys/apikey/{key.pk}/change/").content.decode()
+    assert key.secret_hash not in page
+    assert AuditEvent.objects.filter(pk=event.pk).exists()
+
+
+def test_expiry_notices_go_out_once_each(workspace, owner):
+    start = timezone.now()
+    created = make_key(
+        user=owner, workspace=workspace, name="Deploys", expires_in=timedelta(days=10)
+    )
+    make_key(user=owner, workspace=workspace, name="Forever", expires_in=None)
+    with time_machine.travel(start + timedelta(days=2)):  # 8 days left: nothing yet
+        call_command("sendexpirynotices")
+        assert mail.outbox == []
+    with time_machine.travel(start + timedelta(days=3, hours=1)):  # inside 7 days
+        call_command("sendexpirynotices")
+        call_command("sendexpirynotices")
+        assert len(mail.outbox) == 1
+        assert "Deploys" in mail.outbox[0].subject and mail.outbox[0].to == [owner.email]
+    with time_machine.travel(start + timedelta(days=9, hours=1)):  # inside 1 day
+        call_command("sendexpirynotices")
+        call_command("sendexpirynotices")
+        assert len(mail.outbox) == 2
+        assert "within a day" in mail.outbox[1].subject
+    with time_machine.travel(start + timedelta(days=11)):  # expired: nothing more
+        call_command("sendexpirynotices")
+    assert len(mail.outbox) == 2
+    assert set(ExpiryNotice.objects.filter(key=created.key).values_list("kind", flat=True)) == {
+        "7d",
+        "1d",
+    }
+
+
+def test_a_key_first_seen_within_a_day_gets_only_the_one_day_notice(workspace, owner):
+    make_key(user=owner, workspace=workspace, expires_in=timedelta(hours=20))
+    call_command("sendexpirynotices")
+    call_command("sendexpirynotices")
+    assert len(mail.outbox) == 1
+    assert ExpiryNotice.objects.get().kind == "1d"
+
+
+def test_revoked_keys_get_no_notice(workspace, owner):
+    created = make_key(user=owner, workspace=workspace, expires_in=timedelta(days=3))
+    api_key_revoke(key=created.key, actor=Actor.of_user(owner))
+    call_command("sendexpirynotices")
+    assert mail.outbox == []
+
+
+def test_expired_shows_without_any_job(client, workspace, owner):
+    created = make_key(user=owner, workspace=workspace, name="Short", expires_in=timedelta(hours=1))
+    client.force_login(owner)
+    with time_machine.travel(created.key.expires_at + timedelta(seconds=1)):
+        page = client.get("/integrations/api/").content.decode()
+        assert ">Expired<" in page

@@ -1,0 +1,42 @@
+import pytest
+
+from apps.api_keys.services import api_key_revoke
+from apps.audit.services import Actor
+from tests.factories import PASSWORD, make_key, owner_of
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_audit_page_filters_and_exports(page, live_server, shoot):
+    owner = owner_of(email="owner@acme.test")
+    workspace = owner.memberships.get().workspace
+    kept = make_key(user=owner, workspace=workspace, name="Kept key").key
+    gone = make_key(user=owner, workspace=workspace, name="Leaked key").key
+    api_key_revoke(key=gone, actor=Actor.of_operator("revokeapikey"))
+
+    page.goto("/sign-in/")
+    page.fill("input[name=username]", "owner@acme.test")
+    page.fill("input[name=password]", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url("**/integrations/api/")
+    page.click("nav >> text=Audit")
+    rows = page.locator("table.audit tbody tr")
+    assert rows.count() == 3
+    assert "Key revoked" in rows.first.text_content()
+    shoot(page, "30-audit")
+
+    page.select_option("select[name=action]", "key.revoked")
+    page.click("button:has-text('Filter')")
+    page.wait_for_url("**action=key.revoked**")
+    assert page.locator("table.audit tbody tr").count() == 1
+    assert "operator (revokeapikey)" in page.text_content("table.audit")
+    shoot(page, "31-audit-filtered")
+
+    with page.expect_download() as download_info:
+        page.click("text=Export CSV")
+    path = download_info.value.path()
+    content = open(path, encoding="utf-8").read()
+    assert content.splitlines()[0] == "time,action,actor,ip,key,subject,details"
+    assert len(content.strip().splitlines()) == 2
+    assert "Leaked key" in content and "Kept key" not in content
+    assert kept.hint not in content
