@@ -14,36 +14,17 @@ import argparse
 import os
 import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-BIN = Path(sys.executable).parent
+sys.path.insert(0, str(ROOT / "scripts"))
+from local_server import gunicorn, manage, production_like_env  # noqa: E402
+
 UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0}
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def manage(env: dict, *args: str) -> str:
-    out = subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=ROOT,
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    return out.strip().splitlines()[-1]
 
 
 def server_cpu_seconds(master_pid: int) -> float:
@@ -91,7 +72,8 @@ def instructions_per_request(kind: str, requests: int = 200) -> float:
                 str(ROOT / "bench" / "instructions.py"),
                 kind,
             ],
-            env={**os.environ, "BENCH_REQUESTS": str(n)},
+            # A fixed hash seed keeps dict layouts, and so the counts, the same from run to run.
+            env={**os.environ, "BENCH_REQUESTS": str(n), "PYTHONHASHSEED": "0"},
             capture_output=True,
             text=True,
             check=True,
@@ -117,17 +99,9 @@ def main() -> int:
         print("The benchmark needs wrk: apt-get install wrk")
         return 2
 
-    tmp = tempfile.mkdtemp(prefix="gatehouse-bench-")
-    env = dict(os.environ)
-    env.setdefault("DATABASE_URL", f"sqlite:///{tmp}/bench.sqlite3")
-    env.update(
-        DJANGO_SETTINGS_MODULE="bench.settings",
-        DEBUG="false",
-        SECRET_KEY="bench-secret-key-" + "x" * 40,
-        API_KEY_HASH_SECRET="bench-api-key-hash-secret",
-        SECURE_SSL_REDIRECT="false",
-        API_RATE_LIMIT_PER_MINUTE="1000000000",
-        LOG_LEVEL="WARNING",
+    # The rate limiter stays on, with a limit too high to reach: its counting is measured.
+    env = production_like_env(
+        "bench", DJANGO_SETTINGS_MODULE="bench.settings", API_RATE_LIMIT_PER_MINUTE="1000000000"
     )
     manage(env, "migrate", "--noinput")
     email = f"bench-{int(time.time())}@example.com"
@@ -152,33 +126,11 @@ def main() -> int:
         f"print(ApiKey.objects.get(user__email='{email}').pk)",
     )
 
-    port = free_port()
-    server = subprocess.Popen(
-        [
-            str(BIN / "gunicorn"),
-            "config.wsgi",
-            "-b",
-            f"127.0.0.1:{port}",
-            "-w",
-            str(args.workers),
-            "--log-level",
-            "warning",
-        ],
-        cwd=ROOT,
-        env=env,
-    )
-    base = f"http://127.0.0.1:{port}"
-    targets = {
-        "authenticated": (f"{base}/api/v1/workspace", f"Authorization: Bearer {secret}"),
-        "unauthenticated": (f"{base}/bench/workspace/{key_id}", None),
-    }
-    try:
-        for _ in range(100):
-            try:
-                urllib.request.urlopen(f"{base}/healthz", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.1)
+    with gunicorn(env, workers=args.workers) as (base, server):
+        targets = {
+            "authenticated": (f"{base}/api/v1/workspace", f"Authorization: Bearer {secret}"),
+            "unauthenticated": (f"{base}/bench/workspace/{key_id}", None),
+        }
         for url, header in targets.values():  # warm up: connections, caches, imports
             wrk(url, 2, args.connections, header)
         results: dict[str, list[dict[str, float]]] = {name: [] for name in targets}
@@ -194,9 +146,6 @@ def main() -> int:
                 )
                 results[name].append(run)
             order.reverse()
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
 
     database = env["DATABASE_URL"].split(":", 1)[0]
     print(

@@ -11,24 +11,20 @@ handler, so the counts include the whole middleware stack but no network.
 import io
 import os
 import sys
-import tempfile
 
 N = int(os.environ.get("BENCH_REQUESTS", "300"))
 
 
 def main(kind: str) -> None:
-    tmp = tempfile.mkdtemp(prefix="gatehouse-instr-")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    sys.path[:0] = [root, os.path.join(root, "scripts")]
+    from local_server import production_like_env
+
     os.environ.update(
-        DJANGO_SETTINGS_MODULE="bench.settings",
-        DEBUG="false",
-        SECRET_KEY="bench-secret-key-" + "x" * 40,
-        API_KEY_HASH_SECRET="bench-api-key-hash-secret",
-        SECURE_SSL_REDIRECT="false",
-        API_RATE_LIMIT_PER_MINUTE="1000000000",
-        LOG_LEVEL="WARNING",
+        production_like_env(
+            "instr", DJANGO_SETTINGS_MODULE="bench.settings", API_RATE_LIMIT_PER_MINUTE="1000000000"
+        )
     )
-    os.environ.setdefault("DATABASE_URL", f"sqlite:///{tmp}/instr.sqlite3")
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     import django
 
     django.setup()

@@ -3,7 +3,9 @@
 from django.contrib.auth.password_validation import validate_password
 from django.contrib.auth.tokens import default_token_generator
 from django.core.exceptions import ValidationError
+from django.core.mail import send_mail
 from django.core.validators import validate_email
+from django.db import transaction
 from django.urls import reverse
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
@@ -45,3 +47,18 @@ def set_password_link(user: User, base_url: str) -> str:
         },
     )
     return base_url.rstrip("/") + path
+
+
+def user_get_or_invite(email: str) -> tuple[User, bool]:
+    """The user with this (already cleaned) e-mail, created without a password when new."""
+    user = User.objects.filter(email=email).first()
+    if user is not None:
+        return user, False
+    return User.objects.create_user(email=email, password=None), True
+
+
+def invitation_send_on_commit(user: User, *, subject: str, intro: str, base_url: str) -> None:
+    """E-mail a new user a link to choose their password, once the transaction commits."""
+    link = set_password_link(user, base_url)
+    body = f"{intro}\n\nChoose your password to sign in:\n{link}\n"
+    transaction.on_commit(lambda: send_mail(subject, body, None, [user.email]))

@@ -2,11 +2,10 @@
 
 from typing import Any
 
-from django.core.mail import send_mail
 from django.db import transaction
 
 from apps.accounts.models import User
-from apps.accounts.services import clean_email, set_password_link
+from apps.accounts.services import clean_email, invitation_send_on_commit, user_get_or_invite
 from apps.common.validation import clean_long_text, clean_text
 from apps.workspaces.models import Membership, Workspace
 
@@ -29,24 +28,17 @@ def community_member_add(*, community: Community, email: str, base_url: str) -> 
     """
     email = clean_email(email)
     with transaction.atomic():
-        user = User.objects.filter(email=email).first()
-        is_new = user is None
-        if is_new:
-            user = User.objects.create_user(email=email, password=None)
+        user, is_new = user_get_or_invite(email)
         Membership.objects.get_or_create(
             workspace=community.workspace, user=user, defaults={"role": Membership.Role.MEMBER}
         )
         CommunityMembership.objects.get_or_create(community=community, user=user)
         if is_new:
-            link = set_password_link(user, base_url)
-            transaction.on_commit(
-                lambda: send_mail(
-                    f"You have been added to {community.name}",
-                    f"You are now a member of {community.name} in {community.workspace.name}.\n\n"
-                    f"Choose your password to sign in:\n{link}\n",
-                    None,
-                    [email],
-                )
+            invitation_send_on_commit(
+                user,
+                subject=f"You have been added to {community.name}",
+                intro=f"You are now a member of {community.name} in {community.workspace.name}.",
+                base_url=base_url,
             )
     return user
 

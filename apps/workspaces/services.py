@@ -2,11 +2,15 @@
 
 from typing import Any
 
-from django.core.mail import send_mail
 from django.db import transaction
 
 from apps.accounts.models import User
-from apps.accounts.services import clean_email, set_password_link, user_create
+from apps.accounts.services import (
+    clean_email,
+    invitation_send_on_commit,
+    user_create,
+    user_get_or_invite,
+)
 from apps.api_keys.models import ApiKey
 from apps.api_keys.services import api_key_revoke
 from apps.audit.models import Action
@@ -79,10 +83,7 @@ def team_invite(
         raise InvalidInput("role", "The role must be owner or admin.")
     email = clean_email(email)
     with transaction.atomic():
-        user = User.objects.filter(email=email).first()
-        is_new = user is None
-        if is_new:
-            user = User.objects.create_user(email=email, password=None)
+        user, is_new = user_get_or_invite(email)
         membership = Membership.objects.filter(workspace=workspace, user=user).first()
         if membership is not None and membership.role in STAFF_ROLES:
             raise InvalidInput("email", f"{email} is already on the team as {membership.role}.")
@@ -99,15 +100,11 @@ def team_invite(
             data={"email": email, "role": role},
         )
         if is_new:
-            link = set_password_link(user, base_url)
-            transaction.on_commit(
-                lambda: send_mail(
-                    f"You have been added to {workspace.name} on Gatehouse",
-                    f"You are now {role} of {workspace.name}.\n\n"
-                    f"Choose your password to sign in:\n{link}\n",
-                    None,
-                    [email],
-                )
+            invitation_send_on_commit(
+                user,
+                subject=f"You have been added to {workspace.name} on Gatehouse",
+                intro=f"You are now {role} of {workspace.name}.",
+                base_url=base_url,
             )
     return membership
 
