@@ -4,7 +4,9 @@ from django.urls import include, path
 from apps.accounts import views as account_views
 from apps.api import views as api_views
 
+# The API first: every API request is resolved before the dashboard's routes are tried.
 urlpatterns = [
+    path("api/", include("apps.api.urls")),
     path("", account_views.home, name="home"),
     path("", include("apps.accounts.urls")),
     path("integrations/api/", include("apps.api_keys.urls")),
@@ -12,7 +14,6 @@ urlpatterns = [
     path("settings/", include("apps.workspaces.urls")),
     path("audit/", include("apps.audit.urls")),
     path("portal/", include("apps.portal.urls")),
-    path("api/", include("apps.api.urls")),
     path("healthz", api_views.health, name="health"),
     path("admin/", admin.site.urls),
 ]

@@ -59,7 +59,7 @@ def api_key_required(
                     f"Too many requests with this key; try again in {retry_after} seconds.",
                     Retry_After=str(retry_after),
                 )
-            api_key_record_use(key, ip=client_ip(request), now=now)
+            api_key_record_use(key, ip=lambda: client_ip(request), now=now)
             if key.kind == ApiKey.Kind.MEMBER and not members:
                 return insufficient_scope(
                     needed or ALL_SCOPES,
