@@ -40,3 +40,24 @@ def test_audit_page_filters_and_exports(page, live_server, shoot):
     assert len(content.strip().splitlines()) == 2
     assert "Leaked key" in content and "Kept key" not in content
     assert kept.hint not in content
+
+
+def test_team_page_adds_and_changes_a_teammate(page, live_server, shoot):
+    owner_of(email="owner@acme.test")
+    page.goto("/sign-in/")
+    page.fill("input[name=username]", "owner@acme.test")
+    page.fill("input[name=password]", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url("**/integrations/api/")
+    page.click("nav >> text=Team")
+    page.fill("input[name=email]", "ada@acme.test")
+    page.select_option("form.form-card select[name=role]", "admin")
+    page.click("button:has-text('Add teammate')")
+    assert "ada@acme.test is now admin" in page.text_content(".flashes")
+    row = page.locator("tr", has_text="ada@acme.test")
+    row.locator("select[name=role]").select_option("owner")
+    row.locator("button:has-text('Change')").click()
+    assert "ada@acme.test is now owner" in page.text_content(".flashes")
+    shoot(page, "32-team")
+    page.click("nav >> text=Audit")
+    assert page.locator("table.audit tbody tr", has_text="Role changed").count() == 1
