@@ -46,7 +46,9 @@ class ApiKey(models.Model):
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.WORKSPACE)
     name = models.CharField(max_length=100)
     scopes = models.JSONField(default=list)
-    secret_hash = models.CharField(max_length=64, unique=True)
+    # Unique through Meta.constraints rather than unique=True: on PostgreSQL that keeps Django
+    # from adding a second, LIKE-ready index that the planner would have to weigh on every request.
+    secret_hash = models.CharField(max_length=64)
     hint = models.CharField(max_length=16)
     tag = models.CharField(max_length=8, choices=Tag.choices, default=Tag.NONE, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
@@ -67,6 +69,9 @@ class ApiKey(models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
         indexes = [models.Index(fields=["workspace", "-created_at"], name="api_key_ws_created")]
+        constraints = [
+            models.UniqueConstraint(fields=["secret_hash"], name="api_key_secret_hash_unique")
+        ]
 
     def __str__(self) -> str:
         return f"{self.name} ({self.hint})"
