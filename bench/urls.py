@@ -2,7 +2,7 @@ from django.http import HttpRequest, JsonResponse
 from django.urls import path
 
 from apps.api_keys.models import ApiKey
-from apps.workspaces.api import workspace_to_json
+from apps.workspaces.operations import workspace_to_json
 from config.urls import urlpatterns as app_urlpatterns
 
 

@@ -78,6 +78,7 @@ INSTALLED_APPS = [
     "apps.portal",
     "apps.audit",
     "apps.api",
+    "config",  # the top-level assembly: its `openapi` command
 ]
 
 MIDDLEWARE = [

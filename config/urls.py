@@ -4,9 +4,12 @@ from django.urls import include, path
 from apps.accounts import views as account_views
 from apps.api import views as api_views
 
-# The API first: every API request is resolved before the dashboard's routes are tried.
+from .mcp import mcp_endpoint
+
+# The API and MCP first: they are resolved before the dashboard's routes are tried.
 urlpatterns = [
-    path("api/", include("apps.api.urls")),
+    path("api/", include("config.api")),
+    path("mcp", mcp_endpoint, name="mcp"),
     path("", account_views.home, name="home"),
     path("", include("apps.accounts.urls")),
     path("integrations/api/", include("apps.api_keys.urls")),

@@ -8,6 +8,7 @@ STATUS_BY_REASON = {
     "expired-key": 401,
     "revoked-key": 401,
     "insufficient-scope": 403,
+    "insufficient-role": 403,
     "invalid-input": 400,
     "payload-too-large": 413,
     "unsupported-media-type": 415,
@@ -23,6 +24,7 @@ DEFAULT_MESSAGES = {
     "expired-key": "The API key has expired.",
     "revoked-key": "The API key has been revoked.",
     "insufficient-scope": "This key does not hold the scope this operation needs.",
+    "insufficient-role": "The key's holder does not have the role this operation needs.",
     "invalid-input": "The request is not valid.",
     "payload-too-large": "The request body is too large.",
     "unsupported-media-type": "Send the request body as JSON with Content-Type: application/json.",
@@ -52,9 +54,27 @@ def api_error(reason: str, message: str | None = None, **headers: str) -> JsonRe
     return response
 
 
+class ApiFailure(Exception):
+    """A request the API refuses: the error table's `reason`, one sentence, extra headers.
+
+    Raised below the doors; the HTTP door turns it into a JSON response, the MCP door into a
+    tool error or an HTTP answer.
+    """
+
+    def __init__(self, reason: str, message: str | None = None, **headers: str) -> None:
+        self.reason = reason
+        self.message = message or DEFAULT_MESSAGES[reason]
+        self.headers = headers
+        super().__init__(self.message)
+
+    def response(self) -> JsonResponse:
+        return api_error(self.reason, self.message, **self.headers)
+
+
 def insufficient_scope(
     needed: list[str] | tuple[str, ...], message: str | None = None
-) -> JsonResponse:
+) -> ApiFailure:
+    """The 403 for a key without any of `needed`, with the RFC 6750 challenge naming them."""
     scope = " ".join(sorted(needed))
     if message:
         pass
@@ -64,8 +84,8 @@ def insufficient_scope(
         message = (
             f"This operation needs one of these scopes, which this key does not hold: {scope}."
         )
-    response = api_error("insufficient-scope", message)
-    response["WWW-Authenticate"] = (
-        f'Bearer realm="api", error="insufficient_scope", scope="{scope}"'
+    return ApiFailure(
+        "insufficient-scope",
+        message,
+        WWW_Authenticate=f'Bearer realm="api", error="insufficient_scope", scope="{scope}"',
     )
-    return response

@@ -9,15 +9,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from apps.common.validation import InvalidInput
-
-from .errors import api_error
-
-
-class BodyError(Exception):
-    def __init__(self, response: HttpResponse) -> None:
-        super().__init__(response.status_code)
-        self.response = response
+from .errors import ApiFailure, api_error
 
 
 def methods(**handlers: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
@@ -57,24 +49,30 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result
 
 
-def json_body(request: HttpRequest) -> Any:
-    """The request's JSON body, or BodyError carrying the 413, 415 or 400 response to send."""
+def request_body_bytes(request: HttpRequest) -> bytes:
+    """The raw body, or ApiFailure 413 when it is over the limit (declared or actual)."""
     limit = settings.API_MAX_BODY_BYTES
-    too_large = api_error("payload-too-large", f"The request body must be at most {limit} bytes.")
+    too_large = ApiFailure("payload-too-large", f"The request body must be at most {limit} bytes.")
     try:
         declared = int(request.META.get("CONTENT_LENGTH") or 0)
     except ValueError:
         declared = 0
     if declared > limit:
-        raise BodyError(too_large)
+        raise too_large
     try:
         body = request.body
     except RequestDataTooBig:
-        raise BodyError(too_large) from None
+        raise too_large from None
     if len(body) > limit:
-        raise BodyError(too_large)
+        raise too_large
+    return body
+
+
+def json_body(request: HttpRequest) -> Any:
+    """The request's JSON body, or ApiFailure with the 413, 415 or 400 to send."""
+    body = request_body_bytes(request)
     if body and not _is_json(request.META.get("CONTENT_TYPE", "")):
-        raise BodyError(api_error("unsupported-media-type"))
+        raise ApiFailure("unsupported-media-type")
     try:
         return json.loads(
             body.decode("utf-8"),
@@ -82,26 +80,7 @@ def json_body(request: HttpRequest) -> Any:
             object_pairs_hook=_no_duplicate_keys,
         )
     except (UnicodeDecodeError, ValueError, RecursionError):
-        raise BodyError(
-            api_error("invalid-input", "The request body must be a valid JSON object.")
-        ) from None
-
-
-def json_object_body(request: HttpRequest, *, fields: tuple[str, ...]) -> dict[str, Any]:
-    """A JSON object body holding exactly `fields`, all required and nothing else.
-
-    Raises BodyError (413, 415, 400) or InvalidInput naming the first unknown or missing field.
-    """
-    data = json_body(request)
-    if not isinstance(data, dict):
-        raise InvalidInput("body", "The request body must be a JSON object.")
-    unknown = [name for name in data if name not in fields]
-    if unknown:
-        raise InvalidInput(unknown[0], f"{unknown[0]} is not a known field.")
-    missing = [name for name in fields if name not in data]
-    if missing:
-        raise InvalidInput(missing[0], f"{missing[0]} is required.")
-    return data
+        raise ApiFailure("invalid-input", "The request body must be a valid JSON object.") from None
 
 
 def iso_time(moment) -> str:

@@ -1,27 +1,9 @@
-from functools import cache
-from pathlib import Path
-
 from django.db import connection
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET
 
 from .errors import api_error
-from .http import methods
-
-OPENAPI_PATH = Path(__file__).with_name("openapi.json")
-
-
-@cache
-def _openapi_bytes() -> bytes:
-    return OPENAPI_PATH.read_bytes()
-
-
-def _openapi(request: HttpRequest) -> HttpResponse:
-    return HttpResponse(_openapi_bytes(), content_type="application/json")
-
-
-openapi = methods(GET=_openapi)
 
 
 @csrf_exempt

@@ -1,21 +1,17 @@
-"""Bearer authentication for the JSON API."""
+"""Bearer authentication and authorization, the same for every door (HTTP API and MCP)."""
 
-from collections.abc import Callable
-from functools import wraps
-from typing import Any
-
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest
 from django.utils import timezone
 
-from apps.api.errors import api_error, insufficient_scope
+from apps.api.errors import ApiFailure, insufficient_scope
+from apps.api.operations import Needs
 from apps.api.ratelimit import rate_limit_hit
 from apps.common.http import client_ip
+from apps.workspaces.models import Membership
 
 from .models import ApiKey
 from .scopes import ALL_SCOPES, WRITE_SCOPES
 from .services import KeyRejected, api_key_authenticate, api_key_record_use
-
-View = Callable[..., HttpResponse]
 
 
 def bearer_credential(request: HttpRequest) -> str | None:
@@ -30,47 +26,68 @@ def bearer_credential(request: HttpRequest) -> str | None:
     return credential.strip() or None
 
 
-def api_key_required(
-    scope: str | None = None, *, any_write: bool = False, members: bool = False
-) -> Callable[[View], View]:
-    """Authenticate the bearer key, then check what the operation needs.
+def api_key_from_request(request: HttpRequest) -> ApiKey:
+    """The active key the request carries, counted against its rate limit and stamped as used.
 
-    `scope` names the one scope needed; `any_write` accepts any write scope; with neither, any
-    active key will do. Member keys are refused unless `members` is set. On success the view gets
-    `request.api_key` and `request.workspace`.
+    Raises ApiFailure with the 401 or 429 of the error table.
     """
-    needed: tuple[str, ...] = WRITE_SCOPES if any_write else ((scope,) if scope else ())
+    credential = bearer_credential(request)
+    if credential is None:
+        raise ApiFailure("missing-key")
+    now = timezone.now()
+    try:
+        key = api_key_authenticate(credential, now=now)
+    except KeyRejected as rejected:
+        raise ApiFailure(rejected.reason) from None
+    retry_after = rate_limit_hit(key.pk)
+    if retry_after is not None:
+        raise ApiFailure(
+            "rate-limited",
+            f"Too many requests with this key; try again in {retry_after} seconds.",
+            Retry_After=str(retry_after),
+        )
+    api_key_record_use(key, ip=lambda: client_ip(request), now=now)
+    return key
 
-    def decorator(view: View) -> View:
-        @wraps(view)
-        def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-            credential = bearer_credential(request)
-            if credential is None:
-                return api_error("missing-key")
-            now = timezone.now()
-            try:
-                key = api_key_authenticate(credential, now=now)
-            except KeyRejected as rejected:
-                return api_error(rejected.reason)
-            retry_after = rate_limit_hit(key.pk)
-            if retry_after is not None:
-                return api_error(
-                    "rate-limited",
-                    f"Too many requests with this key; try again in {retry_after} seconds.",
-                    Retry_After=str(retry_after),
-                )
-            api_key_record_use(key, ip=lambda: client_ip(request), now=now)
-            if key.kind == ApiKey.Kind.MEMBER and not members:
-                return insufficient_scope(
-                    needed or ALL_SCOPES,
-                    "Member keys work only on community endpoints; use a workspace key here.",
-                )
-            if needed and not set(needed) & set(key.scopes):
-                return insufficient_scope(needed)
-            request.api_key = key  # type: ignore[attr-defined]
-            request.workspace = key.workspace  # type: ignore[attr-defined]
-            return view(request, *args, **kwargs)
 
-        return wrapper
+def needed_scopes(needs: Needs) -> tuple[str, ...]:
+    """The scopes of which a key must hold at least one (empty: any key will do)."""
+    if needs.any_write:
+        return WRITE_SCOPES
+    return (needs.scope,) if needs.scope else ()
 
-    return decorator
+
+def key_may(key: ApiKey, needs: Needs) -> bool:
+    """Whether the key's kind and scopes allow the operation (roles are checked on the call)."""
+    if key.kind == ApiKey.Kind.MEMBER and not needs.members:
+        return False
+    scopes = needed_scopes(needs)
+    return not scopes or bool(set(scopes) & set(key.scopes))
+
+
+def api_key_authorize(key: ApiKey, needs: Needs) -> None:
+    """Check that `key` may run an operation that `needs` this; raise ApiFailure 403 if not.
+
+    The role is read at the moment of the request, so a demoted holder's keys lose the power
+    at once; it costs a query only for the operations that name a role.
+    """
+    scopes = needed_scopes(needs)
+    if key.kind == ApiKey.Kind.MEMBER and not needs.members:
+        raise insufficient_scope(
+            scopes or ALL_SCOPES,
+            "Member keys work only on community endpoints; use a workspace key here.",
+        )
+    if scopes and not set(scopes) & set(key.scopes):
+        raise insufficient_scope(scopes)
+    if needs.role is not None:
+        role = (
+            Membership.objects.filter(workspace_id=key.workspace_id, user_id=key.user_id)
+            .values_list("role", flat=True)
+            .first()
+        )
+        if role != needs.role:
+            raise ApiFailure(
+                "insufficient-role",
+                f"Only a workspace {needs.role} may do this, and the key's holder is "
+                f"{'no longer in the workspace' if role is None else 'a workspace ' + role}.",
+            )

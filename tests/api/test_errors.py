@@ -177,7 +177,7 @@ def test_unexpected_error_is_internal_error_json_without_the_secret(key, monkeyp
     def explode(*args, **kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("apps.workspaces.api.workspace_to_json", explode)
+    monkeypatch.setattr("apps.workspaces.operations.workspace_to_json", explode)
     client = Client(raise_request_exception=False)
     with caplog.at_level(logging.DEBUG):
         response = client.get(URL, **auth(key.secret))

@@ -3,7 +3,7 @@ import json
 import pytest
 from django.urls import URLPattern, get_resolver
 
-from apps.api.openapi import OPENAPI_FILE, build_openapi
+from config.openapi import OPENAPI_FILE, build_openapi
 
 
 def test_committed_document_matches_the_code():
@@ -24,7 +24,7 @@ def test_every_api_route_is_described():
         p for p in get_resolver().url_patterns if str(p.pattern) == "api/"
     ).url_patterns
     routes = {
-        "/" + str(p.pattern).removeprefix("v1/").replace("<int:community_id>", "{communityId}")
+        "/" + str(p.pattern).removeprefix("v1/").replace("<int:communityId>", "{communityId}")
         for p in api_patterns
         if isinstance(p, URLPattern) and str(p.pattern).startswith("v1/")
     }

@@ -1,10 +1,10 @@
 from django.core.management.base import BaseCommand
 
-from apps.api.openapi import OPENAPI_FILE, render_openapi
+from config.openapi import OPENAPI_FILE, render_openapi
 
 
 class Command(BaseCommand):
-    help = "Print the OpenAPI document, or write it to apps/api/openapi.json with --write."
+    help = "Print the OpenAPI document, or write it to config/openapi.json with --write."
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--write", action="store_true", help="update the committed copy")

@@ -1,0 +1,163 @@
+"""What an API operation is: declared once beside its service, read by every door.
+
+Each app lists its operations in `operations.py`. `config/operations.py` collects them, and the
+HTTP API (`config/api.py`), the OpenAPI document (`config/openapi.py`) and the MCP tools
+(`config/mcp.py`) are all built from that one list, so the three cannot drift apart.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from apps.common.validation import InvalidInput
+
+if TYPE_CHECKING:
+    from apps.api_keys.models import ApiKey
+    from apps.audit.services import Actor
+    from apps.workspaces.models import Workspace
+
+JsonSchema = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Needs:
+    """What a key must hold to run an operation.
+
+    `scope` names the one scope needed; `any_write` accepts any `:write` scope; with neither,
+    any active workspace key will do. Member keys are refused unless `members` is set. `role`
+    asks that the key's holder have that role in the workspace at the moment of the request.
+    """
+
+    scope: str | None = None
+    any_write: bool = False
+    members: bool = False
+    role: str | None = None
+
+
+@dataclass(frozen=True)
+class Param:
+    """A path or query parameter; always an integer here (an id or a limit)."""
+
+    name: str
+    location: Literal["path", "query"]
+    description: str
+    minimum: int = 1
+    maximum: int = 2**63 - 1
+    default: int | None = None
+
+    @property
+    def schema(self) -> JsonSchema:
+        schema: JsonSchema = {
+            "type": "integer",
+            "minimum": self.minimum,
+            "maximum": self.maximum,
+            "description": self.description,
+        }
+        if self.default is not None:
+            schema["default"] = self.default
+        return schema
+
+    @property
+    def required(self) -> bool:
+        return self.location == "path"
+
+    def clean(self, value: Any) -> int:
+        """The parameter as an integer in range; strings of ASCII digits (URLs) are accepted."""
+        if isinstance(value, str) and value.isascii() and value.isdigit():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise InvalidInput(self.name, f"{self.name} must be a whole number.")
+        if not self.minimum <= value <= self.maximum:
+            raise InvalidInput(
+                self.name,
+                f"{self.name} must be a whole number from {self.minimum} to {self.maximum}.",
+            )
+        return value
+
+
+@dataclass(frozen=True)
+class Call:
+    """Who runs an operation: the authenticated key, its workspace, and the audit actor."""
+
+    key: "ApiKey"
+    workspace: "Workspace"
+    actor: "Actor"
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One operation of the API, as every door sees it.
+
+    `run(call, params, body)` calls the service and returns the JSON record; it raises
+    InvalidInput (400) or NotFound (404). `params` holds the cleaned path and query parameters;
+    `body` the decoded JSON body (None for operations without one).
+    """
+
+    name: str  # snake_case: the MCP tool's name; its camelCase twin is the OpenAPI operationId
+    method: Literal["GET", "POST", "PATCH"]
+    path: str  # under /api/v1, with {param} placeholders as OpenAPI writes them
+    needs: Needs
+    title: str
+    summary: str  # one sentence a person or a model can act on
+    output_name: str  # the component name of the output schema in the OpenAPI document
+    output: JsonSchema
+    run: Callable[[Call, dict[str, int], Any], dict[str, Any]]
+    body_name: str | None = None
+    body: JsonSchema | None = None
+    params: tuple[Param, ...] = ()
+    status: int = 200
+    can_be_not_found: bool = False
+
+    @property
+    def operation_id(self) -> str:
+        first, *rest = self.name.split("_")
+        return first + "".join(word.title() for word in rest)
+
+
+class NotFound(Exception):
+    """The object an operation names does not exist for this key."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def body_fields(body: Any, schema: JsonSchema) -> dict[str, Any]:
+    """A body holding exactly the fields of `schema`: all the required ones and nothing else.
+
+    Types and values are left to the service's validators; this only checks the shape, naming
+    the first unknown or missing field.
+    """
+    if not isinstance(body, dict):
+        raise InvalidInput("body", "The request body must be a JSON object.")
+    known = schema["properties"]
+    unknown = [name for name in body if name not in known]
+    if unknown:
+        raise InvalidInput(unknown[0], f"{unknown[0]} is not a known field.")
+    missing = [name for name in schema.get("required", ()) if name not in body]
+    if missing:
+        raise InvalidInput(missing[0], f"{missing[0]} is required.")
+    return body
+
+
+def object_schema(properties: dict[str, JsonSchema], *, required: bool = True) -> JsonSchema:
+    """A closed JSON object; with `required`, every property must be present (records)."""
+    schema: JsonSchema = {"type": "object", "additionalProperties": False}
+    if required:
+        schema["required"] = list(properties)
+    schema["properties"] = properties
+    return schema
+
+
+def list_schema(item: JsonSchema) -> JsonSchema:
+    """The `{"data": [...]}` envelope of every list operation."""
+    return object_schema({"data": {"type": "array", "items": item}})
+
+
+LIMIT = Param(
+    "limit",
+    "query",
+    "How many items to return, newest first (default 50, at most 100).",
+    maximum=100,
+    default=50,
+)

@@ -1,0 +1,91 @@
+"""Products: list_products and create_product (GET and POST /products)."""
+
+from typing import Any
+
+from apps.api.http import iso_time
+from apps.api.operations import (
+    LIMIT,
+    Call,
+    Needs,
+    Operation,
+    body_fields,
+    list_schema,
+    object_schema,
+)
+from apps.api.schemas import date_time, single_line_text
+
+from .models import Product
+from .services import MAX_PRICE_CENTS, product_create
+
+
+def product_to_json(product: Product) -> dict[str, Any]:
+    return {
+        "id": product.pk,
+        "name": product.name,
+        "priceCents": product.price_cents,
+        "createdAt": iso_time(product.created_at),
+    }
+
+
+PRODUCT = object_schema(
+    {
+        "id": {"type": "integer"},
+        "name": {"type": "string"},
+        "priceCents": {"type": "integer", "minimum": 0},
+        "createdAt": date_time(),
+    }
+)
+PRODUCT_CREATE = object_schema(
+    {
+        "name": single_line_text(200),
+        "priceCents": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": MAX_PRICE_CENTS,
+            "description": "The price in cents (1999 is 19.99).",
+        },
+    }
+)
+
+
+def _list(call: Call, params: dict[str, int], body: Any) -> dict[str, Any]:
+    products = Product.objects.filter(workspace=call.workspace)[: params["limit"]]
+    return {"data": [product_to_json(p) for p in products]}
+
+
+def _create(call: Call, params: dict[str, int], body: Any) -> dict[str, Any]:
+    data = body_fields(body, PRODUCT_CREATE)
+    product = product_create(
+        workspace=call.workspace, name=data["name"], price_cents=data["priceCents"]
+    )
+    return product_to_json(product)
+
+
+OPERATIONS = (
+    Operation(
+        name="list_products",
+        method="GET",
+        path="/products",
+        needs=Needs(scope="products:read"),
+        title="List products",
+        summary="List the workspace's products (courses and other things it sells), newest first.",
+        output_name="ProductList",
+        output=list_schema(PRODUCT),
+        params=(LIMIT,),
+        run=_list,
+    ),
+    Operation(
+        name="create_product",
+        method="POST",
+        path="/products",
+        needs=Needs(scope="products:write"),
+        title="Create a product",
+        summary="Create a product with a name and a price in cents.",
+        output_name="Product",
+        output=PRODUCT,
+        body_name="ProductCreate",
+        body=PRODUCT_CREATE,
+        status=201,
+        run=_create,
+    ),
+)

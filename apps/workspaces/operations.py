@@ -1,0 +1,120 @@
+"""The workspace record: GET and PATCH /workspace, the get_workspace and update_workspace tools."""
+
+from typing import Any
+
+from apps.api.operations import Call, Needs, Operation, object_schema
+from apps.api.schemas import single_line_text
+from apps.api_keys.models import ApiKey
+from apps.api_keys.scopes import ALL_SCOPES
+
+from .choices import TRANSCRIPTION_LANGUAGES
+from .models import Membership, Workspace
+from .services import workspace_update
+from .validators import timezone_names, validate_workspace_patch
+
+
+def workspace_to_json(workspace: Workspace, key: ApiKey) -> dict[str, Any]:
+    """The workspace record as the calling key sees it."""
+    return {
+        "workspaceId": str(workspace.pk),
+        "workspaceName": workspace.name,
+        "userEmail": key.user.email,
+        "scopes": sorted(key.scopes),
+        "timezone": workspace.timezone,
+        "autoTranscribeUploads": workspace.auto_transcribe_uploads,
+        "transcriptionLanguage": workspace.transcription_language,
+    }
+
+
+WORKSPACE_RECORD = object_schema(
+    {
+        "workspaceId": {"type": "string", "format": "uuid"},
+        "workspaceName": {"type": "string"},
+        "userEmail": {"type": "string", "format": "email"},
+        "scopes": {
+            "type": "array",
+            "items": {"type": "string", "enum": list(ALL_SCOPES)},
+            "uniqueItems": True,
+            "minItems": 1,
+        },
+        "timezone": {"type": "string"},
+        "autoTranscribeUploads": {"type": "boolean"},
+        "transcriptionLanguage": {"type": "string"},
+    }
+)
+
+WORKSPACE_PATCH = {
+    "type": "object",
+    "description": (
+        "At least one settable field; all are validated before any is written. "
+        "videoSettings, read-only fields and unknown fields are refused with invalid-input: "
+        "the default video quality can be changed only in the dashboard."
+    ),
+    "minProperties": 1,
+    "additionalProperties": False,
+    "properties": {
+        "workspaceName": single_line_text(100),
+        "timezone": {
+            "type": "string",
+            "description": "An IANA time zone name as zoneinfo spells it, e.g. Europe/Berlin.",
+            "enum": sorted(timezone_names()),
+        },
+        "autoTranscribeUploads": {
+            "type": "boolean",
+            "description": "Whether uploaded videos are transcribed automatically.",
+        },
+        "transcriptionLanguage": {
+            "type": "string",
+            "description": "A supported ISO 639-1 code for automatic transcription.",
+            "enum": list(TRANSCRIPTION_LANGUAGES),
+        },
+    },
+}
+
+
+def _get(call: Call, params: dict[str, int], body: Any) -> dict[str, Any]:
+    return workspace_to_json(call.workspace, call.key)
+
+
+def _update(call: Call, params: dict[str, int], body: Any) -> dict[str, Any]:
+    workspace = workspace_update(
+        workspace=call.workspace, changes=validate_workspace_patch(body), actor=call.actor
+    )
+    return workspace_to_json(workspace, call.key)
+
+
+OPERATIONS = (
+    Operation(
+        name="get_workspace",
+        method="GET",
+        path="/workspace",
+        needs=Needs(),
+        title="Read the workspace",
+        summary=(
+            "Read the workspace this key belongs to: its id and name, the key holder's e-mail, "
+            "the key's scopes, the scheduling time zone and the transcription defaults. Works "
+            "with any active workspace key; use it to confirm a key works."
+        ),
+        output_name="Workspace",
+        output=WORKSPACE_RECORD,
+        run=_get,
+    ),
+    Operation(
+        name="update_workspace",
+        method="PATCH",
+        path="/workspace",
+        needs=Needs(any_write=True, role=Membership.Role.OWNER),
+        title="Change workspace settings",
+        summary=(
+            "Rename the workspace or change its time zone (IANA name), automatic transcription "
+            "of uploads, or transcription language. Send only the fields to change; all are "
+            "checked before any is written. Needs a key with any :write scope held by a "
+            "workspace owner. The default video quality can be changed only in the dashboard."
+        ),
+        output_name="Workspace",
+        output=WORKSPACE_RECORD,
+        body_name="WorkspacePatch",
+        body=WORKSPACE_PATCH,
+        run=_update,
+    ),
+)

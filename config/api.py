@@ -1,0 +1,124 @@
+"""The HTTP door: /api/v1 routes built from the operations list.
+
+Every handler runs the same steps in the order of PRODUCT.md §3.1: routing (404, 405, by the
+URL patterns and `methods`), a credential in the query string (400), authentication (401, 429),
+authorization (403), parameters and body (400, 413, 415), then the operation itself.
+"""
+
+import re
+from collections import defaultdict
+from collections.abc import Callable
+from functools import cache
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.urls import URLPattern, path, re_path
+
+from apps.api.errors import ApiFailure, api_error
+from apps.api.http import json_body, methods
+from apps.api.operations import Call, NotFound, Operation
+from apps.api.views import not_found
+from apps.api_keys.auth import api_key_authorize, api_key_from_request
+from apps.audit.services import Actor
+from apps.common.http import client_ip
+from apps.common.validation import InvalidInput
+
+from .openapi import OPENAPI_FILE
+from .operations import OPERATIONS
+
+app_name = "api"
+
+QUERY_CREDENTIALS = ("access_token", "api_key")
+
+
+def refuse_query_credentials(request: HttpRequest) -> None:
+    """400 for a key sent in the URL: it is exposed in logs and histories, so refuse it."""
+    for name in QUERY_CREDENTIALS:
+        if name in request.GET:
+            raise ApiFailure(
+                "invalid-input",
+                f"Do not send a key in the URL ({name}): send it in the Authorization header. "
+                "Treat a key that was sent this way as exposed and roll or revoke it.",
+            )
+
+
+def operation_run(op: Operation, call: Call, raw_params: dict[str, Any], body: Any) -> Any:
+    """Clean the parameters and run the operation; InvalidInput and NotFound pass through."""
+    params = {}
+    for param in op.params:
+        if param.name in raw_params:
+            params[param.name] = param.clean(raw_params[param.name])
+        elif param.default is not None:
+            params[param.name] = param.default
+        else:
+            raise InvalidInput(param.name, f"{param.name} is required.")
+    return op.run(call, params, body)
+
+
+def http_handler(op: Operation) -> Callable[..., HttpResponse]:
+    """The view of one operation for one method."""
+
+    def handler(request: HttpRequest, **path_params: str) -> HttpResponse:
+        try:
+            refuse_query_credentials(request)
+            key = api_key_from_request(request)
+            api_key_authorize(key, op.needs)
+            call = Call(
+                key=key, workspace=key.workspace, actor=Actor.of_key(key, client_ip(request))
+            )
+            raw = {p.name: request.GET[p.name] for p in op.params if p.name in request.GET}
+            for name, value in path_params.items():
+                param = next(p for p in op.params if p.name == name)
+                try:
+                    raw[name] = param.clean(value)
+                except InvalidInput:
+                    raise NotFound("Nothing was found at this address.") from None
+            body = json_body(request) if op.body is not None else None
+            record = operation_run(op, call, raw, body)
+        except ApiFailure as failure:
+            return failure.response()
+        except InvalidInput as error:
+            return api_error("invalid-input", error.message)
+        except NotFound as error:
+            return api_error("not-found", error.message)
+        return JsonResponse(record, status=op.status)
+
+    handler.__name__ = op.name
+    return handler
+
+
+def _django_route(openapi_path: str) -> str:
+    # Path parameters are ids: a non-number is an unknown path (404) before any key is read.
+    return re.sub(r"\{(\w+)\}", r"<int:\1>", openapi_path.lstrip("/"))
+
+
+def _route_name(api_path: str) -> str:
+    """`/communities/{communityId}/posts` is named `posts`: its last fixed segment."""
+    return [part for part in api_path.split("/") if part and "{" not in part][-1]
+
+
+@cache
+def _openapi_bytes() -> bytes:
+    return OPENAPI_FILE.read_bytes()
+
+
+def _openapi(request: HttpRequest) -> HttpResponse:
+    return HttpResponse(_openapi_bytes(), content_type="application/json")
+
+
+def _api_urlpatterns() -> list[URLPattern]:
+    by_path: dict[str, dict[str, Callable[..., HttpResponse]]] = defaultdict(dict)
+    for op in OPERATIONS:
+        by_path[op.path][op.method] = http_handler(op)
+    patterns = [
+        path("v1/" + _django_route(api_path), methods(**handlers), name=_route_name(api_path))
+        for api_path, handlers in by_path.items()
+    ]
+    return [
+        *patterns,
+        path("v1/openapi.json", methods(GET=_openapi), name="openapi"),
+        re_path(r"^(?P<rest>.*)$", not_found),
+    ]
+
+
+urlpatterns = _api_urlpatterns()

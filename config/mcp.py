@@ -1,0 +1,232 @@
+"""The MCP door: the operations as tools, over Streamable HTTP at /mcp, on the official SDK.
+
+Why a WSGI view rather than an ASGI mount or a separate process: the API, the dashboard and
+the MCP endpoint then share one server command (`runserver` in development, gunicorn's sync
+workers in production), one origin, one bearer authentication and one database connection per
+request. The SDK runs in stateless JSON mode: every POST is answered on its own by a fresh
+transport, so any app server answers any call and nothing lives between requests.
+
+Each request: the same checks as the API (routing, a key in the URL, 401s with
+WWW-Authenticate, the rate limit, the last-use stamp, the body limit), then the SDK's
+Streamable HTTP session manager answers the JSON-RPC message. Tool handlers run the operation
+through `operation_run` in this request's own thread (asgiref's thread-sensitive mode), so they
+use the request's database connection and the same service functions as the API.
+"""
+
+import json
+import logging
+from typing import Any
+
+import anyio
+import mcp_types as types
+from asgiref.sync import async_to_sync, sync_to_async
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.views.decorators.csrf import csrf_exempt
+from mcp.server.lowlevel.server import Server
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+from apps.api.errors import ApiFailure, api_error
+from apps.api.http import request_body_bytes
+from apps.api.operations import Call, NotFound, Operation
+from apps.api_keys.auth import api_key_authorize, api_key_from_request, key_may
+from apps.api_keys.models import ApiKey
+from apps.audit.services import Actor
+from apps.common.http import client_ip
+from apps.common.validation import InvalidInput
+
+from .api import operation_run, refuse_query_credentials
+from .operations import OPERATIONS, OPERATIONS_BY_NAME
+
+logger = logging.getLogger("apps.api")
+
+INSTRUCTIONS = (
+    "Gatehouse is the workspace API of a course, product and community platform. The key this "
+    "client was configured with decides the workspace and which tools are listed: call "
+    "get_workspace to see the workspace and the key's scopes. Ids come from the list tools."
+)
+
+
+def tool_input_schema(op: Operation) -> dict[str, Any]:
+    """The tool's arguments: its parameters and the API body's fields, as one object.
+
+    The body's own JSON Schema (the one the OpenAPI document shows) gives the fields; path and
+    query parameters sit beside them under the same names the API uses.
+    """
+    properties: dict[str, Any] = {param.name: param.schema for param in op.params}
+    required = [param.name for param in op.params if param.required]
+    schema: dict[str, Any] = {"type": "object"}
+    if op.body is not None:
+        properties.update(op.body["properties"])
+        required += op.body.get("required", [])
+        for keyword in ("description", "minProperties"):
+            if keyword in op.body:
+                schema[keyword] = op.body[keyword]
+    schema.update(properties=properties, additionalProperties=False)
+    if required:
+        schema["required"] = required
+    return schema
+
+
+def tool_for(op: Operation) -> types.Tool:
+    read_only = op.method == "GET"
+    return types.Tool(
+        name=op.name,
+        title=op.title,
+        description=op.summary,
+        input_schema=tool_input_schema(op),
+        output_schema=op.output,
+        annotations=types.ToolAnnotations(
+            title=op.title,
+            read_only_hint=read_only,
+            destructive_hint=False,
+            idempotent_hint=read_only or op.method == "PATCH",
+            open_world_hint=False,
+        ),
+    )
+
+
+TOOLS: dict[str, types.Tool] = {op.name: tool_for(op) for op in OPERATIONS}
+
+
+def _tool_error(reason: str, message: str) -> types.CallToolResult:
+    return types.CallToolResult(
+        content=[types.TextContent(text=f"{reason}: {message}")],
+        structured_content={"error": reason, "message": message},
+        is_error=True,
+    )
+
+
+def tool_call(
+    key: ApiKey, ip: str | None, name: str, arguments: dict[str, Any]
+) -> types.CallToolResult:
+    """Run one tool for `key`: the same authorization, validation and service as the API."""
+    op = OPERATIONS_BY_NAME.get(name)
+    if op is None:
+        return _tool_error("not-found", f"There is no tool named {name!r}.")
+    try:
+        api_key_authorize(key, op.needs)
+        if not isinstance(arguments, dict):
+            raise InvalidInput("arguments", "The arguments must be a JSON object.")
+        param_names = {param.name for param in op.params}
+        unknown = [k for k in arguments if k not in param_names and op.body is None]
+        if unknown:
+            raise InvalidInput(unknown[0], f"{unknown[0]} is not a known argument.")
+        params = {k: v for k, v in arguments.items() if k in param_names}
+        body = {k: v for k, v in arguments.items() if k not in param_names}
+        call = Call(key=key, workspace=key.workspace, actor=Actor.of_key(key, ip))
+        record = operation_run(op, call, params, body if op.body is not None else None)
+    except ApiFailure as failure:
+        return _tool_error(failure.reason, failure.message)
+    except InvalidInput as error:
+        return _tool_error("invalid-input", error.message)
+    except NotFound as error:
+        return _tool_error("not-found", error.message)
+    return types.CallToolResult(
+        content=[types.TextContent(text=json.dumps(record, ensure_ascii=False))],
+        structured_content=record,
+    )
+
+
+def _server_for(key: ApiKey, ip: str | None) -> Server:
+    """An MCP server bound to one request's key: it lists only the tools the key may call."""
+    visible = [TOOLS[op.name] for op in OPERATIONS if key_may(key, op.needs)]
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=visible)
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        # Back in the request's own thread: Django's ORM is synchronous.
+        return await sync_to_async(tool_call, thread_sensitive=True)(
+            key, ip, params.name, params.arguments or {}
+        )
+
+    return Server(
+        "gatehouse",
+        version="1.0.0",
+        title="Gatehouse",
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def _asgi_scope(request: HttpRequest) -> dict[str, Any]:
+    headers = [
+        (name.lower().encode("latin-1"), value.encode("latin-1", "replace"))
+        for name, value in request.headers.items()
+    ]
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": request.method,
+        "scheme": request.scheme,
+        "path": request.path,
+        "raw_path": request.path.encode(),
+        "query_string": request.META.get("QUERY_STRING", "").encode("latin-1"),
+        "root_path": "",
+        "headers": headers,
+        "client": (request.META.get("REMOTE_ADDR", ""), 0),
+        "server": (request.get_host(), 0),
+    }
+
+
+async def _serve(server: Server, scope: dict[str, Any], body: bytes) -> tuple[int, list, bytes]:
+    """Answer one HTTP request with the SDK's stateless Streamable HTTP transport."""
+    sent_body = False
+    disconnected = anyio.Event()
+    status = 500
+    headers: list[tuple[bytes, bytes]] = []
+    chunks: list[bytes] = []
+
+    async def receive() -> dict[str, Any]:
+        nonlocal sent_body
+        if not sent_body:
+            sent_body = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await disconnected.wait()  # the client stays connected until the answer is complete
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        nonlocal status, headers
+        if message["type"] == "http.response.start":
+            status, headers = message["status"], list(message.get("headers", []))
+        elif message["type"] == "http.response.body":
+            chunks.append(message.get("body", b""))
+
+    manager = StreamableHTTPSessionManager(
+        app=server,
+        json_response=True,
+        stateless=True,
+        max_request_body_size=settings.API_MAX_BODY_BYTES,
+    )
+    async with manager.run():
+        await manager.handle_request(scope, receive, send)
+    disconnected.set()
+    return status, headers, b"".join(chunks)
+
+
+@csrf_exempt
+def mcp_endpoint(request: HttpRequest) -> HttpResponse:
+    """POST /mcp: one JSON-RPC message in, its JSON answer out (stateless Streamable HTTP)."""
+    if request.method != "POST":
+        # Stateless: no server-to-client stream (GET) and no session to end (DELETE).
+        return api_error(
+            "method-not-allowed",
+            f"{request.method} is not allowed here; this MCP server is stateless, use POST.",
+            Allow="POST",
+        )
+    try:
+        refuse_query_credentials(request)
+        key = api_key_from_request(request)
+        body = request_body_bytes(request)
+    except ApiFailure as failure:
+        return failure.response()
+    server = _server_for(key, client_ip(request))
+    status, headers, content = async_to_sync(_serve)(server, _asgi_scope(request), body)
+    response = HttpResponse(content, status=status)
+    for name, value in headers:
+        if name.lower() not in (b"content-length",):
+            response[name.decode("latin-1")] = value.decode("latin-1")
+    return response

@@ -1,0 +1,21 @@
+"""Every operation of the API, collected from the apps: the one list the doors are built from.
+
+A new operation is one declaration in its app's `operations.py` (and its service); the HTTP
+routes (`config/api.py`), the OpenAPI document (`config/openapi.py`) and the MCP tools
+(`config/mcp.py`) follow from this list without further changes.
+"""
+
+from apps.api.operations import Operation
+from apps.communities.operations import OPERATIONS as COMMUNITY_OPERATIONS
+from apps.pages.operations import OPERATIONS as PAGE_OPERATIONS
+from apps.products.operations import OPERATIONS as PRODUCT_OPERATIONS
+from apps.workspaces.operations import OPERATIONS as WORKSPACE_OPERATIONS
+
+OPERATIONS: tuple[Operation, ...] = (
+    *WORKSPACE_OPERATIONS,
+    *PRODUCT_OPERATIONS,
+    *COMMUNITY_OPERATIONS,
+    *PAGE_OPERATIONS,
+)
+OPERATIONS_BY_NAME: dict[str, Operation] = {op.name: op for op in OPERATIONS}
+assert len(OPERATIONS_BY_NAME) == len(OPERATIONS), "two operations share a name"
