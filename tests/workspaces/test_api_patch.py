@@ -211,3 +211,40 @@ def test_patch_of_another_workspace_is_impossible(client, workspace, writer):
     patch(client, writer.secret, {"workspaceName": "Hijacked"})
     other.refresh_from_db()
     assert other.name == "Other"
+
+
+def test_an_admins_key_cannot_change_settings(client, workspace):
+    admin = owner_of(workspace)
+    admin.memberships.update(role="admin")
+    secret = make_key(user=admin, workspace=workspace, scopes=["pages:write"]).secret
+    before = snapshot(workspace)
+    response = patch(client, secret, {"workspaceName": "Taken over"})
+    assert response.status_code == 403
+    assert response.json()["error"] == "insufficient-role"
+    assert snapshot(workspace) == before
+
+
+def test_a_demoted_owners_key_loses_the_power_at_once(client, workspace, writer):
+    assert patch(client, writer.secret, {"timezone": "Europe/Berlin"}).status_code == 200
+    writer.key.user.memberships.update(role="admin")
+    response = patch(client, writer.secret, {"timezone": "Europe/Paris"})
+    assert response.status_code == 403
+    assert response.json()["error"] == "insufficient-role"
+    assert snapshot(workspace)["timezone"] == "Europe/Berlin"
+
+
+def test_an_admins_key_still_reads_the_workspace(client, workspace):
+    admin = owner_of(workspace)
+    admin.memberships.update(role="admin")
+    secret = make_key(user=admin, workspace=workspace, scopes=["pages:write"]).secret
+    assert client.get(URL, **auth(secret)).status_code == 200
+
+
+@pytest.mark.parametrize("name", ["access_token", "api_key"])
+def test_a_key_in_the_query_string_is_refused_before_authentication(client, writer, name):
+    response = client.get(f"{URL}?{name}={writer.secret}")
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid-input"
+    assert name in response.json()["message"]
+    writer.key.refresh_from_db()
+    assert writer.key.last_used_at is None

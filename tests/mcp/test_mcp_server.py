@@ -1,0 +1,374 @@
+"""The MCP door, black-box: the SDK's own Streamable HTTP client against a live server."""
+
+import asyncio
+import json
+from datetime import timedelta
+
+import httpx2
+import pytest
+import time_machine
+from django.utils import timezone
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+from apps.api_keys.models import ApiKey
+from apps.api_keys.services import api_key_revoke
+from apps.audit.models import Action, AuditEvent
+from apps.audit.services import Actor
+from apps.communities.models import Post
+from apps.products.models import Product
+from apps.workspaces.models import Membership
+from tests.factories import make_community, make_key, member_of, owner_of
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ALL_TOOLS = {
+    "get_workspace",
+    "update_workspace",
+    "list_products",
+    "create_product",
+    "list_communities",
+    "list_posts",
+    "create_post",
+    "list_pages",
+    "create_page",
+}
+
+
+def run(coroutine):
+    return asyncio.run(coroutine)
+
+
+def connect(live_server, secret: str | None, **client_options) -> Client:
+    headers = {"Authorization": f"Bearer {secret}"} if secret else {}
+    http = httpx2.AsyncClient(headers=headers, timeout=10)
+    return Client(
+        streamable_http_client(f"{live_server.url}/mcp", http_client=http), **client_options
+    )
+
+
+async def tool_names(live_server, secret: str) -> set[str]:
+    async with connect(live_server, secret) as client:
+        return {tool.name for tool in (await client.list_tools()).tools}
+
+
+async def call(live_server, secret: str, name: str, arguments: dict):
+    async with connect(live_server, secret) as client:
+        return await client.call_tool(name, arguments)
+
+
+def raw_post(live_server, secret: str | None, message: dict | None = None) -> httpx2.Response:
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2025-06-18",
+    }
+    if secret:
+        headers["Authorization"] = f"Bearer {secret}"
+    message = message or {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    return httpx2.post(f"{live_server.url}/mcp", json=message, headers=headers, timeout=10)
+
+
+@pytest.mark.parametrize(
+    ("scopes", "expected"),
+    [
+        (["products:read"], {"get_workspace", "list_products"}),
+        (["products:write"], {"get_workspace", "update_workspace", "create_product"}),
+        (
+            ["pages:read", "pages:write"],
+            {"get_workspace", "update_workspace", "list_pages", "create_page"},
+        ),
+        (["communities:read"], {"get_workspace", "list_communities", "list_posts"}),
+        (
+            ["communities:write"],
+            {"get_workspace", "update_workspace", "create_post"},
+        ),
+        (
+            [
+                "products:read",
+                "products:write",
+                "communities:read",
+                "communities:write",
+                "pages:read",
+                "pages:write",
+            ],
+            ALL_TOOLS,
+        ),
+    ],
+)
+def test_tools_list_shows_only_the_tools_a_workspace_key_may_call(live_server, scopes, expected):
+    secret = make_key(scopes=scopes).secret
+    assert run(tool_names(live_server, secret)) == expected
+
+
+def test_member_key_sees_the_community_tools_alone(live_server):
+    community = make_community()
+    member = member_of(community)
+    secret = make_key(
+        user=member,
+        workspace=community.workspace,
+        scopes=["communities:read", "communities:write"],
+        kind=ApiKey.Kind.MEMBER,
+    ).secret
+    assert run(tool_names(live_server, secret)) == {
+        "list_communities",
+        "list_posts",
+        "create_post",
+    }
+
+
+def test_initialise_reports_the_server_and_its_tools_capability(live_server):
+    secret = make_key().secret
+
+    async def scenario():
+        async with connect(live_server, secret, mode="legacy") as client:
+            return client.server_info, client.server_capabilities
+
+    info, capabilities = run(scenario())
+    assert info.name == "gatehouse"
+    assert capabilities.tools is not None
+
+
+def test_every_tool_runs_and_returns_its_record(live_server):
+    key = make_key()
+    community = make_community(workspace=key.key.workspace, name="Makers")
+
+    async def scenario():
+        async with connect(live_server, key.secret) as client:
+            results = {}
+            results["get_workspace"] = await client.call_tool("get_workspace", {})
+            results["update_workspace"] = await client.call_tool(
+                "update_workspace", {"timezone": "Europe/Berlin", "autoTranscribeUploads": True}
+            )
+            results["create_product"] = await client.call_tool(
+                "create_product", {"name": "Course", "priceCents": 1999}
+            )
+            results["list_products"] = await client.call_tool("list_products", {"limit": 5})
+            results["list_communities"] = await client.call_tool("list_communities", {})
+            results["create_post"] = await client.call_tool(
+                "create_post", {"communityId": community.pk, "title": "Hello", "body": "First!"}
+            )
+            results["list_posts"] = await client.call_tool(
+                "list_posts", {"communityId": community.pk}
+            )
+            results["create_page"] = await client.call_tool(
+                "create_page", {"title": "About", "slug": "about", "body": "Us."}
+            )
+            results["list_pages"] = await client.call_tool("list_pages", {})
+            return results
+
+    results = run(scenario())
+    assert set(results) == ALL_TOOLS
+    assert not any(result.is_error for result in results.values())
+    data = {name: result.structured_content for name, result in results.items()}
+    assert data["get_workspace"]["workspaceId"] == str(key.key.workspace_id)
+    assert data["update_workspace"]["timezone"] == "Europe/Berlin"
+    assert data["update_workspace"]["autoTranscribeUploads"] is True
+    assert data["create_product"]["name"] == "Course"
+    assert [p["name"] for p in data["list_products"]["data"]] == ["Course"]
+    assert [c["name"] for c in data["list_communities"]["data"]] == ["Makers"]
+    assert data["create_post"]["authorEmail"] == key.key.user.email
+    assert [p["title"] for p in data["list_posts"]["data"]] == ["Hello"]
+    assert data["create_page"]["slug"] == "about"
+    assert [p["slug"] for p in data["list_pages"]["data"]] == ["about"]
+    # The text content carries the same record for clients that read only text.
+    assert json.loads(results["create_product"].content[0].text) == data["create_product"]
+    assert Product.objects.get().price_cents == 1999
+
+
+def test_update_through_mcp_is_audited_with_the_key_as_actor(live_server):
+    key = make_key(scopes=["pages:write"])
+    run(call(live_server, key.secret, "update_workspace", {"workspaceName": "Renamed"}))
+    event = AuditEvent.objects.get(action=Action.SETTINGS_CHANGED)
+    assert event.actor_key_id == key.key.pk
+    assert event.data == {"field": "name", "before": event.data["before"], "after": "Renamed"}
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "field"),
+    [
+        ("create_product", {"name": "Course", "priceCents": "cheap"}, "priceCents"),
+        ("create_product", {"name": "Course"}, "priceCents"),
+        ("create_product", {"name": "Course", "priceCents": 1, "colour": "red"}, "colour"),
+        ("update_workspace", {"timezone": "Mars/Olympus"}, "timezone"),
+        ("update_workspace", {"videoSettings": {"quality": "4k"}}, "videoSettings"),
+        ("update_workspace", {}, "at least one field"),
+        ("list_products", {"limit": 0}, "limit"),
+        ("list_products", {"limit": "ten"}, "limit"),
+        ("list_posts", {}, "communityId"),
+        ("get_workspace", {"extra": 1}, "extra"),
+        ("create_page", {"title": "\u202eevil", "slug": "Not A Slug", "body": ""}, "slug"),
+    ],
+)
+def test_bad_arguments_are_a_tool_error_naming_the_field(live_server, tool, arguments, field):
+    secret = make_key().secret
+    result = run(call(live_server, secret, tool, arguments))
+    assert result.is_error
+    assert result.structured_content["error"] == "invalid-input"
+    assert field in result.content[0].text
+
+
+def test_calling_a_hidden_tool_is_a_tool_error_naming_the_missing_scope(live_server):
+    secret = make_key(scopes=["products:read"]).secret
+    result = run(call(live_server, secret, "create_product", {"name": "X", "priceCents": 1}))
+    assert result.is_error
+    assert result.structured_content["error"] == "insufficient-scope"
+    assert "products:write" in result.content[0].text
+    assert not Product.objects.exists()
+
+
+def test_an_unknown_tool_is_a_tool_error(live_server):
+    result = run(call(live_server, make_key().secret, "drop_database", {}))
+    assert result.is_error
+    assert "drop_database" in result.content[0].text
+
+
+def test_an_admins_key_cannot_change_settings_through_mcp(live_server):
+    owner = owner_of()
+    workspace = owner.memberships.get().workspace
+    admin = owner_of()
+    Membership.objects.filter(user=admin).update(workspace=workspace, role=Membership.Role.ADMIN)
+    secret = make_key(user=admin, workspace=workspace).secret
+    result = run(call(live_server, secret, "update_workspace", {"workspaceName": "Mine now"}))
+    assert result.is_error
+    assert result.structured_content["error"] == "insufficient-role"
+    workspace.refresh_from_db()
+    assert workspace.name != "Mine now"
+
+
+def test_member_key_acts_as_the_member_in_their_communities_only(live_server):
+    mine = make_community(name="Mine")
+    other = make_community(workspace=mine.workspace, name="Not mine")
+    member = member_of(mine)
+    secret = make_key(
+        user=member,
+        workspace=mine.workspace,
+        scopes=["communities:read", "communities:write"],
+        kind=ApiKey.Kind.MEMBER,
+    ).secret
+
+    async def scenario():
+        async with connect(live_server, secret) as client:
+            listed = await client.call_tool("list_communities", {})
+            posted = await client.call_tool(
+                "create_post", {"communityId": mine.pk, "title": "Hi", "body": "From a member"}
+            )
+            elsewhere = await client.call_tool(
+                "create_post", {"communityId": other.pk, "title": "Hi", "body": "Sneaky"}
+            )
+            settings = await client.call_tool("get_workspace", {})
+            return listed, posted, elsewhere, settings
+
+    listed, posted, elsewhere, settings = run(scenario())
+    assert [c["name"] for c in listed.structured_content["data"]] == ["Mine"]
+    assert posted.structured_content["authorEmail"] == member.email
+    assert Post.objects.get().author == member
+    assert elsewhere.is_error and elsewhere.structured_content["error"] == "not-found"
+    assert settings.is_error and settings.structured_content["error"] == "insufficient-scope"
+
+
+def revoke(key_id: int) -> None:
+    api_key_revoke(key=ApiKey.objects.get(pk=key_id), actor=Actor.of_operator("test"))
+
+
+def test_a_key_revoked_mid_session_is_refused_on_the_next_call(live_server):
+    key = make_key()
+
+    async def scenario():
+        async with connect(live_server, key.secret) as client:
+            first = await client.call_tool("get_workspace", {})
+            await asyncio.to_thread(revoke, key.key.pk)
+            with pytest.raises(Exception) as refused:  # noqa: PT011 - the transport's own error
+                await client.call_tool("get_workspace", {})
+            return first, refused.value
+
+    first, error = run(scenario())
+    assert not first.is_error
+    assert "401" in str(error) or isinstance(error, MCPError)
+    response = raw_post(live_server, key.secret)
+    assert response.status_code == 401
+    assert response.json()["error"] == "revoked-key"
+    assert 'error="invalid_token"' in response.headers["WWW-Authenticate"]
+
+
+def test_an_expired_key_gets_the_apis_401(live_server):
+    key = make_key(expires_in=timedelta(days=7))
+    with time_machine.travel(timezone.now() + timedelta(days=8), tick=True):
+        response = raw_post(live_server, key.secret)
+    assert response.status_code == 401
+    assert response.json()["error"] == "expired-key"
+    assert response.headers["WWW-Authenticate"].startswith('Bearer realm="api"')
+
+
+def test_no_key_gets_missing_key_with_a_bearer_challenge(live_server):
+    response = raw_post(live_server, None)
+    assert response.status_code == 401
+    assert response.json()["error"] == "missing-key"
+    assert response.headers["WWW-Authenticate"] == 'Bearer realm="api"'
+    with pytest.raises(Exception):  # noqa: B017, PT011 - the client cannot even initialise
+        run(tool_names(live_server, "gwk_not_a_real_key"))
+
+
+def test_get_and_delete_are_refused_with_allow_post(live_server):
+    for method in ("GET", "DELETE"):
+        response = httpx2.request(method, f"{live_server.url}/mcp", timeout=10)
+        assert response.status_code == 405
+        assert response.headers["Allow"] == "POST"
+        assert response.json()["error"] == "method-not-allowed"
+
+
+def test_a_key_in_the_url_is_refused(live_server):
+    secret = make_key().secret
+    response = httpx2.post(f"{live_server.url}/mcp?access_token={secret}", json={}, timeout=10)
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid-input"
+
+
+def test_mcp_use_stamps_the_keys_last_use(live_server):
+    key = make_key()
+    assert raw_post(live_server, key.secret).status_code == 200
+    key.key.refresh_from_db()
+    assert key.key.last_used_at is not None
+    assert key.key.last_used_ip == "127.0.0.1"
+
+
+def test_mcp_shares_the_apis_rate_limit(live_server, settings):
+    settings.API_RATE_LIMIT_PER_MINUTE = 2
+    secret = make_key().secret
+    api = httpx2.get(
+        f"{live_server.url}/api/v1/workspace",
+        headers={"Authorization": f"Bearer {secret}"},
+        timeout=10,
+    )
+    assert api.status_code == 200
+    assert raw_post(live_server, secret).status_code == 200
+    limited = raw_post(live_server, secret)
+    assert limited.status_code == 429
+    assert limited.json()["error"] == "rate-limited"
+    assert int(limited.headers["Retry-After"]) >= 1
+
+
+def test_the_same_operation_gives_the_same_record_through_api_and_mcp(live_server):
+    key = make_key()
+    headers = {"Authorization": f"Bearer {key.secret}"}
+    through_api = httpx2.get(f"{live_server.url}/api/v1/workspace", headers=headers, timeout=10)
+    through_mcp = run(call(live_server, key.secret, "get_workspace", {}))
+    assert through_mcp.structured_content == through_api.json()
+
+    created_api = httpx2.post(
+        f"{live_server.url}/api/v1/products",
+        headers=headers,
+        json={"name": "Same", "priceCents": 500},
+        timeout=10,
+    ).json()
+    created_mcp = run(
+        call(live_server, key.secret, "create_product", {"name": "Same", "priceCents": 500})
+    ).structured_content
+    assert created_api.keys() == created_mcp.keys()
+    assert {k: v for k, v in created_api.items() if k not in ("id", "createdAt")} == {
+        k: v for k, v in created_mcp.items() if k not in ("id", "createdAt")
+    }
+    listed_api = httpx2.get(f"{live_server.url}/api/v1/products", headers=headers, timeout=10)
+    listed_mcp = run(call(live_server, key.secret, "list_products", {}))
+    assert listed_mcp.structured_content == listed_api.json()
