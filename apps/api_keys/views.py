@@ -21,6 +21,7 @@ from apps.workspaces.decorators import workspace_member_required, workspace_staf
 from .forms import ApiKeyCreateForm
 from .models import ApiKey, ApiKeyState
 from .services import api_key_create, api_key_revoke
+from .snippets import mcp_client_snippets
 
 KEYS_PER_PAGE = 20
 STATE_FILTERS = ("all", *ApiKeyState.values)
@@ -52,6 +53,8 @@ class KeyPages:
             "revoke_name": self.revoke_name,
             "api_url": request.build_absolute_uri(reverse(self.try_endpoint)),
             "openapi_url": request.build_absolute_uri(reverse("api:openapi")),
+            "mcp_url": request.build_absolute_uri(reverse("mcp")),
+            "mcp_snippets": mcp_client_snippets(request.build_absolute_uri(reverse("mcp"))),
         }
 
 

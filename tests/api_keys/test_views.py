@@ -232,3 +232,19 @@ def test_htmx_requests_need_the_csrf_token(owner):
     strict.get(LIST)
     token = strict.cookies["csrftoken"].value
     assert strict.post(url, HTTP_HX_REQUEST="true", HTTP_X_CSRFTOKEN=token).status_code == 200
+
+
+def test_mcp_card_shows_this_servers_address_and_client_configurations(client, owner):
+    import html
+    import json
+
+    page = html.unescape(client.get(LIST).content.decode())
+    assert "http://testserver/mcp" in page
+    cursor = re.search(r'<code id="mcp-cursor">(.*?)</code>', page, re.S).group(1)
+    config = json.loads(cursor)["mcpServers"]["gatehouse"]
+    assert config["url"] == "http://testserver/mcp"
+    assert config["headers"]["Authorization"].startswith("Bearer ")
+    vscode = json.loads(re.search(r'<code id="mcp-vscode">(.*?)</code>', page, re.S).group(1))
+    assert vscode["servers"]["gatehouse"]["type"] == "http"
+    assert "claude mcp add --transport http gatehouse http://testserver/mcp" in page
+    assert page.count('data-copy-target="#mcp-') == 4
