@@ -1,7 +1,10 @@
 """How much does key authentication cost? Serve the app with gunicorn on loopback and drive wrk
 against GET /api/v1/workspace (with a valid key) and its unauthenticated twin, alternately.
 
-    python3 dev.py bench [--seconds 5] [--rounds 8] [--connections 8] [--workers 2]
+    python3 dev.py bench [--seconds 5] [--rounds 8] [--connections 8] [--workers 2] [--mcp]
+
+With --mcp the two targets are instead `tools/call get_workspace` on /mcp and
+GET /api/v1/workspace, both with the same key: what the MCP door costs over the API.
 
 Uses DATABASE_URL when set (e.g. PostgreSQL), else a temporary SQLite file. The rate limiter
 stays on, with a limit too high to reach, so its counting is part of what is measured.
@@ -38,10 +41,24 @@ def server_cpu_seconds(master_pid: int) -> float:
     return total / ticks
 
 
-def wrk(url: str, seconds: int, connections: int, header: str | None) -> dict[str, float]:
+MCP_CALL_LUA = """
+wrk.method = "POST"
+wrk.body = '{"jsonrpc":"2.0","id":1,"method":"tools/call",'
+    .. '"params":{"name":"get_workspace","arguments":{}}}'
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Accept"] = "application/json, text/event-stream"
+wrk.headers["MCP-Protocol-Version"] = "2025-06-18"
+"""
+
+
+def wrk(
+    url: str, seconds: int, connections: int, header: str | None, script: str | None = None
+) -> dict[str, float]:
     command = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency", url]
     if header:
         command[1:1] = ["-H", header]
+    if script:
+        command[1:1] = ["-s", script]
     out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     if re.search(r"Non-2xx or 3xx responses", out):
         raise SystemExit(f"wrk saw error responses from {url}:\n{out}")
@@ -94,6 +111,11 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--connections", type=int, default=8)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument(
+        "--mcp",
+        action="store_true",
+        help="compare tools/call get_workspace on /mcp with GET /api/v1/workspace",
+    )
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         print("The benchmark needs wrk: apt-get install wrk")
@@ -127,20 +149,29 @@ def main() -> int:
     )
 
     with gunicorn(env, workers=args.workers) as (base, server):
-        targets = {
-            "authenticated": (f"{base}/api/v1/workspace", f"Authorization: Bearer {secret}"),
-            "unauthenticated": (f"{base}/bench/workspace/{key_id}", None),
-        }
-        for url, header in targets.values():  # warm up: connections, caches, imports
-            wrk(url, 2, args.connections, header)
+        bearer = f"Authorization: Bearer {secret}"
+        if args.mcp:
+            script = Path(env["GATEHOUSE_TMP"]) / "mcp_call.lua"
+            script.write_text(MCP_CALL_LUA)
+            targets = {
+                "mcp tools/call": (f"{base}/mcp", bearer, str(script)),
+                "api GET": (f"{base}/api/v1/workspace", bearer, None),
+            }
+        else:
+            targets = {
+                "authenticated": (f"{base}/api/v1/workspace", bearer, None),
+                "unauthenticated": (f"{base}/bench/workspace/{key_id}", None, None),
+            }
+        for url, header, script_path in targets.values():  # warm up: connections, imports
+            wrk(url, 2, args.connections, header, script_path)
         results: dict[str, list[dict[str, float]]] = {name: [] for name in targets}
         order = list(targets)
         for _ in range(args.rounds):
             # ABBA order: a slow drift of the machine weighs on both endpoints alike.
             for name in order:
-                url, header = targets[name]
+                url, header, script_path = targets[name]
                 cpu_before = server_cpu_seconds(server.pid)
-                run = wrk(url, args.seconds, args.connections, header)
+                run = wrk(url, args.seconds, args.connections, header, script_path)
                 run["cpu_us"] = (
                     (server_cpu_seconds(server.pid) - cpu_before) / run["requests"] * 1e6
                 )
@@ -160,19 +191,17 @@ def main() -> int:
         s = summary[name]
         print(f"{name:<18}{s['rps']:>10.0f}{s['p50']:>10.2f}{s['p99']:>10.2f}{s['cpu_us']:>20.0f}")
     # Each round's pair ran back to back; the median of their ratios resists the machine's noise.
-    ratios = [
-        a["rps"] / b["rps"]
-        for a, b in zip(results["authenticated"], results["unauthenticated"], strict=True)
-    ]
+    first, second = targets
+    ratios = [a["rps"] / b["rps"] for a, b in zip(results[first], results[second], strict=True)]
     print(
-        f"ratio authenticated / unauthenticated: {statistics.median(ratios):.3f} median of "
-        f"{len(ratios)} rounds (min {min(ratios):.3f}, max {max(ratios):.3f}; target >= 0.95)"
+        f"ratio {first} / {second}: {statistics.median(ratios):.3f} median of "
+        f"{len(ratios)} rounds (min {min(ratios):.3f}, max {max(ratios):.3f})"
     )
     # Throughput on a shared 2-core VM swings by +-20% between identical runs; the server's own
     # CPU time per request does not count time stolen by neighbours, so it shows the real cost.
-    cpu_ratio = summary["unauthenticated"]["cpu_us"] / summary["authenticated"]["cpu_us"]
-    print(f"ratio of server CPU per request, unauthenticated / authenticated: {cpu_ratio:.3f}")
-    if args.instructions:
+    cpu_ratio = summary[second]["cpu_us"] / summary[first]["cpu_us"]
+    print(f"ratio of server CPU per request, {second} / {first}: {cpu_ratio:.3f}")
+    if args.instructions and not args.mcp:
         if shutil.which("valgrind") is None:
             print("--instructions needs valgrind: apt-get install valgrind")
             return 2

@@ -120,6 +120,16 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # The embedded default serves concurrent readers and writers without "database is locked":
+    # WAL lets readers run beside the one writer, IMMEDIATE transactions take the write lock at
+    # BEGIN (so no reader has to upgrade to a writer mid-transaction and fail at once), and
+    # the busy timeout makes a writer wait for the lock instead of failing.
+    DATABASES["default"]["OPTIONS"] = {
+        "transaction_mode": "IMMEDIATE",
+        "timeout": env_int("SQLITE_BUSY_TIMEOUT_SECONDS", 20),
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
