@@ -141,7 +141,7 @@ def _server_for(key: ApiKey, ip: str | None) -> Server:
             key, ip, params.name, params.arguments or {}
         )
 
-    return Server(
+    server = Server(
         "gatehouse",
         version="1.0.0",
         title="Gatehouse",
@@ -149,6 +149,8 @@ def _server_for(key: ApiKey, ip: str | None) -> Server:
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+    server.middleware = []  # the SDK's OpenTelemetry span per message: no exporter here
+    return server
 
 
 def _asgi_scope(request: HttpRequest) -> dict[str, Any]:

@@ -206,4 +206,7 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    # The MCP SDK logs two INFO lines per stateless request (its session manager starting and
+    # stopping) and httpx2 one per call: noise at this volume, so warnings only.
+    "loggers": {name: {"level": "WARNING"} for name in ("mcp", "httpx2")},
 }
