@@ -77,6 +77,7 @@ INSTALLED_APPS = [
     "apps.pages",
     "apps.portal",
     "apps.audit",
+    "apps.devices",
     "apps.api",
     "config",  # the top-level assembly: its `openapi` command
 ]

@@ -10,6 +10,7 @@ from .mcp import mcp_endpoint
 urlpatterns = [
     path("api/", include("config.api")),
     path("mcp", mcp_endpoint, name="mcp"),
+    path("", include("apps.devices.urls")),
     path("", account_views.home, name="home"),
     path("", include("apps.accounts.urls")),
     path("integrations/api/", include("apps.api_keys.urls")),

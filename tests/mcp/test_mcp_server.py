@@ -2,6 +2,7 @@
 
 import asyncio
 import json
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 import httpx2
@@ -37,7 +38,10 @@ ALL_TOOLS = {
 
 
 def run(coroutine):
-    return asyncio.run(coroutine)
+    """Run the client in a thread of its own: Playwright's sync API (the browser tests) may
+    leave an event loop running in the main thread, where asyncio.run() refuses to start."""
+    with ThreadPoolExecutor(max_workers=1) as executor:
+        return executor.submit(asyncio.run, coroutine).result()
 
 
 def connect(live_server, secret: str | None, **client_options) -> Client:
@@ -336,14 +340,17 @@ def test_mcp_use_stamps_the_keys_last_use(live_server):
 def test_mcp_shares_the_apis_rate_limit(live_server, settings):
     settings.API_RATE_LIMIT_PER_MINUTE = 2
     secret = make_key().secret
-    api = httpx2.get(
-        f"{live_server.url}/api/v1/workspace",
-        headers={"Authorization": f"Bearer {secret}"},
-        timeout=10,
-    )
-    assert api.status_code == 200
-    assert raw_post(live_server, secret).status_code == 200
-    limited = raw_post(live_server, secret)
+    # At the start of a minute, so that the three requests share one rate-limit window.
+    start = timezone.now().replace(second=1, microsecond=0) + timedelta(minutes=1)
+    with time_machine.travel(start, tick=True):
+        api = httpx2.get(
+            f"{live_server.url}/api/v1/workspace",
+            headers={"Authorization": f"Bearer {secret}"},
+            timeout=10,
+        )
+        assert api.status_code == 200
+        assert raw_post(live_server, secret).status_code == 200
+        limited = raw_post(live_server, secret)
     assert limited.status_code == 429
     assert limited.json()["error"] == "rate-limited"
     assert int(limited.headers["Retry-After"]) >= 1

@@ -1,0 +1,172 @@
+"""The OAuth device endpoints the CLI calls, and the /device page where a person approves."""
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_http_methods, require_POST
+
+from apps.api_keys.scopes import ACTIONS, GROUPS
+from apps.api_keys.services import CLI_LIFETIME
+from apps.common.http import client_ip
+from apps.common.validation import InvalidInput
+from apps.workspaces.models import Membership
+from apps.workspaces.selectors import STAFF_ROLES
+
+from .services import (
+    DEVICE_CODE_LIFETIME,
+    DeviceGrantError,
+    device_authorization_approve,
+    device_authorization_deny,
+    device_authorization_find,
+    device_authorization_start,
+    device_token_poll,
+)
+
+DEVICE_CODE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
+
+
+def _oauth_json(data: dict, status: int = 200) -> JsonResponse:
+    response = JsonResponse(data, status=status)
+    response["Cache-Control"] = "no-store"
+    response["Pragma"] = "no-cache"
+    return response
+
+
+def _oauth_error(error: DeviceGrantError) -> JsonResponse:
+    body = {"error": error.code}
+    if error.description:
+        body["error_description"] = error.description
+    return _oauth_json(body, status=400)
+
+
+@csrf_exempt
+@require_POST
+def device_code(request: HttpRequest) -> JsonResponse:
+    """POST /oauth/device/code (RFC 8628 §3.1-3.2)."""
+    try:
+        started = device_authorization_start(
+            client_id=request.POST.get("client_id", ""),
+            scope=request.POST.get("scope", ""),
+            installation_id=request.POST.get("installation_id", ""),
+            device_name=request.POST.get("device_name", ""),
+            ip=client_ip(request),
+        )
+    except DeviceGrantError as error:
+        return _oauth_error(error)
+    authorization = started.authorization
+    verification_uri = request.build_absolute_uri(reverse("devices:approve"))
+    return _oauth_json(
+        {
+            "device_code": started.device_code,
+            "user_code": authorization.user_code_display,
+            "verification_uri": verification_uri,
+            "verification_uri_complete": (
+                f"{verification_uri}?user_code={authorization.user_code_display}"
+            ),
+            "expires_in": int(DEVICE_CODE_LIFETIME.total_seconds()),
+            "interval": authorization.interval,
+        }
+    )
+
+
+@csrf_exempt
+@require_POST
+def token(request: HttpRequest) -> JsonResponse:
+    """POST /oauth/token with the device-code grant (RFC 8628 §3.4-3.5)."""
+    if request.POST.get("grant_type") != DEVICE_CODE_GRANT:
+        return _oauth_error(DeviceGrantError("invalid_grant", "Unsupported grant_type."))
+    try:
+        created = device_token_poll(
+            device_code=request.POST.get("device_code", ""),
+            client_id=request.POST.get("client_id", ""),
+            ip=client_ip(request),
+        )
+    except DeviceGrantError as error:
+        return _oauth_error(error)
+    return _oauth_json(
+        {
+            "access_token": created.secret,
+            "token_type": "Bearer",
+            "expires_in": int(CLI_LIFETIME.total_seconds()),
+            "scope": " ".join(created.key.scopes),
+        }
+    )
+
+
+def _staff_memberships(request: HttpRequest) -> list[Membership]:
+    return list(
+        Membership.objects.select_related("workspace")
+        .filter(user=request.user, role__in=STAFF_ROLES)
+        .order_by("created_at", "id")
+    )
+
+
+def _scope_rows(requested: list[str], chosen: list[str]) -> list[dict]:
+    """The Read/Write matrix of key creation, limited to what the CLI asked for."""
+    return [
+        {
+            "label": group.capitalize(),
+            "boxes": [
+                {
+                    "scope": f"{group}:{action}",
+                    "label": action.capitalize(),
+                    "requested": f"{group}:{action}" in requested,
+                    "checked": f"{group}:{action}" in chosen,
+                }
+                for action in ACTIONS
+            ],
+        }
+        for group in GROUPS
+    ]
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def approve(request: HttpRequest) -> HttpResponse:
+    """/device: enter (or confirm) the code the terminal shows, then approve or deny."""
+    memberships = _staff_memberships(request)
+    raw_code = request.POST.get("user_code") or request.GET.get("user_code")
+    context: dict = {"memberships": memberships, "user_code": raw_code or ""}
+    if not memberships:
+        context["error"] = "Only owners and admins of a workspace can log in the CLI."
+        return render(request, "devices/device.html", context, status=403)
+    if raw_code is None:
+        return render(request, "devices/device.html", context)
+    try:
+        authorization = device_authorization_find(user=request.user, raw_code=raw_code)
+    except InvalidInput as error:
+        context["error"] = error.message
+        return render(request, "devices/device.html", context, status=400)
+    context.update(
+        authorization=authorization,
+        scope_rows=_scope_rows(authorization.scopes, authorization.scopes),
+    )
+    if request.method == "GET" or "decision" not in request.POST:
+        return render(request, "devices/device_confirm.html", context)
+    if request.POST["decision"] == "deny":
+        device_authorization_deny(authorization=authorization, user=request.user)
+        return render(request, "devices/device_done.html", {"approved": False})
+    by_id = {str(m.workspace_id): m for m in memberships}
+    membership = by_id.get(request.POST.get("workspace", ""))
+    chosen = request.POST.getlist("scopes")
+    context["scope_rows"] = _scope_rows(authorization.scopes, chosen)
+    if membership is None:
+        context["error"] = "Choose one of your workspaces."
+        return render(request, "devices/device_confirm.html", context, status=400)
+    try:
+        device_authorization_approve(
+            authorization=authorization,
+            user=request.user,
+            workspace=membership.workspace,
+            scopes=chosen,
+        )
+    except InvalidInput as error:
+        context["error"] = error.message
+        return render(request, "devices/device_confirm.html", context, status=400)
+    return render(
+        request,
+        "devices/device_done.html",
+        {"approved": True, "authorization": authorization, "workspace": membership.workspace},
+    )

@@ -1,0 +1,270 @@
+"""The device-authorization grant (RFC 8628) behind `gatehouse login`, over HTTP."""
+
+import re
+import threading
+from datetime import timedelta
+
+import pytest
+import time_machine
+from django.db import connection
+from django.test import Client
+from django.utils import timezone
+
+from apps.api_keys.models import ApiKey, ApiKeyState
+from apps.audit.models import Action, AuditEvent
+from apps.devices.models import DeviceAuthorization
+from apps.workspaces.models import Membership
+from tests.conftest import auth
+from tests.factories import WorkspaceFactory, owner_of
+
+pytestmark = pytest.mark.django_db
+GRANT = "urn:ietf:params:oauth:grant-type:device_code"
+
+
+def start(client, **fields):
+    data = {
+        "client_id": "gatehouse-cli",
+        "scope": "products:read pages:write",
+        "installation_id": "install-1",
+        "device_name": "laptop",
+    }
+    data.update(fields)
+    return client.post("/oauth/device/code", data)
+
+
+def poll(client, device_code, client_id="gatehouse-cli"):
+    return client.post(
+        "/oauth/token",
+        {"grant_type": GRANT, "device_code": device_code, "client_id": client_id},
+    )
+
+
+def approve(client, user_code, workspace, scopes=("products:read", "pages:write")):
+    return client.post(
+        "/device",
+        {
+            "user_code": user_code,
+            "decision": "approve",
+            "workspace": str(workspace.pk),
+            "scopes": list(scopes),
+        },
+    )
+
+
+@pytest.fixture
+def owner():
+    return owner_of(WorkspaceFactory(name="Acme"))
+
+
+@pytest.fixture
+def browser(owner):
+    client = Client()
+    client.force_login(owner)
+    return client
+
+
+def test_device_code_answer_has_every_field_of_the_rfc(client):
+    response = start(client)
+    assert response.status_code == 200
+    assert response["Cache-Control"] == "no-store"
+    body = response.json()
+    assert set(body) == {
+        "device_code",
+        "user_code",
+        "verification_uri",
+        "verification_uri_complete",
+        "expires_in",
+        "interval",
+    }
+    assert re.fullmatch(r"[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}", body["user_code"])
+    assert body["verification_uri"] == "http://testserver/device"
+    assert body["verification_uri_complete"].endswith(f"?user_code={body['user_code']}")
+    assert (body["expires_in"], body["interval"]) == (900, 5)
+    assert len(body["device_code"]) >= 40
+    stored = DeviceAuthorization.objects.get()
+    assert body["device_code"] not in str(stored.__dict__)
+
+
+def test_unknown_client_is_invalid_client(client):
+    response = start(client, client_id="someone-else")
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid_client"
+    assert poll(client, "x", client_id="someone-else").json()["error"] == "invalid_client"
+
+
+def test_unknown_scope_is_refused(client):
+    response = start(client, scope="products:read admin:everything")
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid_scope"
+
+
+def test_polling_before_approval_is_pending_then_slow_down_raises_the_interval(client):
+    code = start(client).json()["device_code"]
+    now = timezone.now()
+    with time_machine.travel(now, tick=False):
+        first = poll(client, code)
+    assert (first.status_code, first.json()["error"]) == (400, "authorization_pending")
+    assert first["Cache-Control"] == "no-store"
+    with time_machine.travel(now + timedelta(seconds=2), tick=False):
+        assert poll(client, code).json()["error"] == "slow_down"
+    # The interval is now 10 s: 6 s later is still too soon, and raises it to 15 s.
+    with time_machine.travel(now + timedelta(seconds=8), tick=False):
+        assert poll(client, code).json()["error"] == "slow_down"
+    assert DeviceAuthorization.objects.get().interval == 15
+    with time_machine.travel(now + timedelta(seconds=24), tick=False):
+        assert poll(client, code).json()["error"] == "authorization_pending"
+
+
+def test_unknown_device_code_is_invalid_grant(client):
+    assert poll(client, "not-a-code").json()["error"] == "invalid_grant"
+
+
+def test_wrong_grant_type_is_refused(client):
+    code = start(client).json()["device_code"]
+    response = client.post(
+        "/oauth/token",
+        {"grant_type": "password", "device_code": code, "client_id": "gatehouse-cli"},
+    )
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid_grant"
+
+
+def test_device_code_expires_after_15_minutes(client, browser, owner):
+    body = start(client).json()
+    with time_machine.travel(timezone.now() + timedelta(minutes=15, seconds=1)):
+        assert poll(client, body["device_code"]).json()["error"] == "expired_token"
+        page = browser.get(f"/device?user_code={body['user_code']}")
+        assert page.status_code == 400
+
+
+def test_approval_mints_one_cli_key_of_90_days_named_after_the_device(client, browser, owner):
+    body = start(client, device_name="ada's laptop").json()
+    page = browser.get(body["verification_uri_complete"].removeprefix("http://testserver"))
+    text = page.content.decode()
+    assert page.status_code == 200
+    assert "ada&#x27;s laptop" in text and "127.0.0.1" in text and "Acme" in text
+    assert "Approve only a login you started yourself" in text
+    workspace = owner.memberships.get().workspace
+    assert approve(browser, body["user_code"].lower(), workspace).status_code == 200
+    response = poll(client, body["device_code"])
+    assert response.status_code == 200
+    token = response.json()
+    assert token["token_type"] == "Bearer"
+    assert token["expires_in"] == 7776000
+    assert token["scope"] == "pages:write products:read"
+    assert response["Cache-Control"] == "no-store"
+    key = ApiKey.objects.get()
+    assert key.tag == ApiKey.Tag.CLI and key.name == "ada's laptop"
+    assert key.expires_at - key.created_at == timedelta(days=90)
+    assert client.get("/api/v1/workspace", **auth(token["access_token"])).status_code == 200
+    # Single use: the same device code never gives a second key.
+    assert poll(client, body["device_code"]).json()["error"] == "invalid_grant"
+    assert ApiKey.objects.count() == 1
+    event = AuditEvent.objects.get(action=Action.CLI_LOGIN)
+    assert event.data["device"] == "ada's laptop"
+    assert event.data["requestedFrom"] == "127.0.0.1"
+
+
+def test_scopes_can_be_narrowed_but_never_widened(client, browser, owner):
+    workspace = owner.memberships.get().workspace
+    body = start(client, scope="products:read").json()
+    widened = approve(browser, body["user_code"], workspace, ("products:read", "pages:write"))
+    assert widened.status_code == 400
+    assert DeviceAuthorization.objects.get().status == DeviceAuthorization.Status.PENDING
+    body = start(client).json()
+    assert approve(browser, body["user_code"], workspace, ("pages:write",)).status_code == 200
+    assert poll(client, body["device_code"]).json()["scope"] == "pages:write"
+
+
+def test_denial_is_access_denied_and_issues_nothing(client, browser):
+    body = start(client).json()
+    response = browser.post("/device", {"user_code": body["user_code"], "decision": "deny"})
+    assert "denied" in response.content.decode()
+    assert poll(client, body["device_code"]).json()["error"] == "access_denied"
+    assert not ApiKey.objects.exists()
+
+
+def test_a_new_login_of_the_same_installation_revokes_the_previous_cli_key(client, browser, owner):
+    workspace = owner.memberships.get().workspace
+    secrets = []
+    for _ in range(2):
+        body = start(client).json()
+        approve(browser, body["user_code"], workspace)
+        secrets.append(poll(client, body["device_code"]).json()["access_token"])
+    other = start(client, installation_id="install-2").json()
+    approve(browser, other["user_code"], workspace)
+    poll(client, other["device_code"])
+    first, second, third = ApiKey.objects.order_by("pk")
+    assert first.state == ApiKeyState.REVOKED
+    assert second.state == ApiKeyState.ACTIVE
+    assert third.state == ApiKeyState.ACTIVE  # another installation keeps its own key
+    assert client.get("/api/v1/workspace", **auth(secrets[0])).json()["error"] == "revoked-key"
+    assert AuditEvent.objects.filter(action=Action.KEY_REVOKED, key=first).exists()
+
+
+def test_approval_page_needs_sign_in_and_csrf(client, owner):
+    body = start(client).json()
+    page = client.get(f"/device?user_code={body['user_code']}")
+    assert page.status_code == 302 and "/sign-in/" in page["Location"]
+    strict = Client(enforce_csrf_checks=True)
+    strict.force_login(owner)
+    workspace = owner.memberships.get().workspace
+    assert approve(strict, body["user_code"], workspace).status_code == 403
+    assert DeviceAuthorization.objects.get().status == DeviceAuthorization.Status.PENDING
+
+
+def test_a_community_member_cannot_approve(client):
+    owner = owner_of()
+    owner.memberships.update(role=Membership.Role.MEMBER)
+    member_browser = Client()
+    member_browser.force_login(owner)
+    body = start(client).json()
+    assert member_browser.get(f"/device?user_code={body['user_code']}").status_code == 403
+
+
+def test_wrong_user_codes_are_limited_per_user(client, browser, owner):
+    body = start(client).json()
+    for _ in range(10):
+        assert browser.get("/device?user_code=BCDF-GHJK").status_code == 400
+    refused = browser.get(f"/device?user_code={body['user_code']}")
+    assert refused.status_code == 400
+    assert "Too many wrong codes" in refused.content.decode()
+
+
+def test_user_code_is_typed_without_dash_and_in_lower_case(client, browser):
+    body = start(client).json()
+    typed = body["user_code"].replace("-", "").lower()
+    page = browser.get(f"/device?user_code={typed}")
+    assert page.status_code == 200
+    assert body["user_code"] in page.content.decode()
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_fifty_concurrent_polls_after_approval_mint_exactly_one_key():
+    owner = owner_of()
+    workspace = owner.memberships.get().workspace
+    body = start(Client()).json()
+    browser = Client()
+    browser.force_login(owner)
+    approve(browser, body["user_code"], workspace)
+    barrier = threading.Barrier(50)
+    results = []
+
+    def one_poll():
+        try:
+            barrier.wait()
+            results.append(poll(Client(), body["device_code"]).json())
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=one_poll) for _ in range(50)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    tokens = [r for r in results if "access_token" in r]
+    assert len(results) == 50
+    assert len(tokens) == 1
+    assert {r["error"] for r in results if "error" in r} <= {"invalid_grant", "slow_down"}
+    assert ApiKey.objects.count() == 1
