@@ -35,13 +35,16 @@ def ensure_environment(requirements: str) -> None:
         print("Creating the virtual environment in .venv ...", flush=True)
         venv.EnvBuilder(with_pip=True).create(VENV)
     wanted = hashlib.sha256()
-    for name in ("requirements.txt", requirements):
-        wanted.update((ROOT / name).read_bytes())
+    cli_files = sorted((ROOT / "cli").rglob("*.py")) + [ROOT / "cli" / "pyproject.toml"]
+    for path in [ROOT / "requirements.txt", ROOT / requirements, *cli_files]:
+        wanted.update(path.read_bytes())
     stamp = VENV / f".installed-{requirements}"
     if stamp.exists() and stamp.read_text() == wanted.hexdigest():
         return
     print(f"Installing {requirements} ...", flush=True)
     sh(PYTHON, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r", requirements)
+    # The CLI is its own light package (cli/); installed here so `.venv/bin/gatehouse` works.
+    sh(PYTHON, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "./cli")
     stamp.write_text(wanted.hexdigest())
 
 

@@ -54,6 +54,7 @@ class KeyPages:
             "api_url": request.build_absolute_uri(reverse(self.try_endpoint)),
             "openapi_url": request.build_absolute_uri(reverse("api:openapi")),
             "mcp_url": request.build_absolute_uri(reverse("mcp")),
+            "server_url": request.build_absolute_uri("/").rstrip("/"),
             "mcp_snippets": mcp_client_snippets(request.build_absolute_uri(reverse("mcp"))),
         }
 

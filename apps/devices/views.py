@@ -8,7 +8,8 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods, require_POST
 
 from apps.api_keys.scopes import ACTIONS, GROUPS
-from apps.api_keys.services import CLI_LIFETIME
+from apps.api_keys.services import CLI_LIFETIME, api_key_find_by_secret, api_key_revoke
+from apps.audit.services import Actor
 from apps.common.http import client_ip
 from apps.common.validation import InvalidInput
 from apps.workspaces.models import Membership
@@ -170,3 +171,14 @@ def approve(request: HttpRequest) -> HttpResponse:
         "devices/device_done.html",
         {"approved": True, "authorization": authorization, "workspace": membership.workspace},
     )
+
+
+@csrf_exempt
+@require_POST
+def revoke(request: HttpRequest) -> JsonResponse:
+    """POST /oauth/revoke (RFC 7009): `gatehouse logout`. Holding a key is enough to revoke it;
+    an unknown or already revoked token is answered the same way, as the RFC asks."""
+    key = api_key_find_by_secret(request.POST.get("token", ""))
+    if key is not None:
+        api_key_revoke(key=key, actor=Actor.of_key(key, client_ip(request)))
+    return _oauth_json({})

@@ -239,6 +239,8 @@ def test_mcp_card_shows_this_servers_address_and_client_configurations(client, o
     import json
 
     page = html.unescape(client.get(LIST).content.decode())
+    assert "coming" not in page.lower()
+    assert "gatehouse login --url http://testserver" in page
     assert "http://testserver/mcp" in page
     cursor = re.search(r'<code id="mcp-cursor">(.*?)</code>', page, re.S).group(1)
     config = json.loads(cursor)["mcpServers"]["gatehouse"]

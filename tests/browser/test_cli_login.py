@@ -1,0 +1,90 @@
+"""`gatehouse login` end to end: the CLI as a subprocess, the approval in Chromium."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from apps.api_keys.models import ApiKey, ApiKeyState
+from apps.workspaces.models import Workspace
+from tests.factories import PASSWORD, WorkspaceFactory, owner_of
+
+pytestmark = pytest.mark.django_db(transaction=True)
+GATEHOUSE = Path(sys.executable).with_name("gatehouse")
+
+
+def cli_env(tmp_path: Path, live_server) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GATEHOUSE_")}
+    return {**env, "XDG_CONFIG_HOME": str(tmp_path), "GATEHOUSE_URL": live_server.url}
+
+
+def gatehouse(env: dict, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(GATEHOUSE), *args], env=env, capture_output=True, text=True, timeout=60
+    )
+
+
+def test_login_approve_whoami_set_and_logout(page, live_server, tmp_path, shoot):
+    owner = owner_of(WorkspaceFactory(name="Acme"), email="ada@example.com")
+    env = cli_env(tmp_path, live_server)
+    login = subprocess.Popen(
+        [str(GATEHOUSE), "login", "--no-browser", "--scopes", "pages:read,pages:write"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        code = None
+        lines = []
+        while code is None:
+            line = login.stderr.readline()
+            assert line, f"the CLI ended early: {''.join(lines)}"
+            lines.append(line)
+            found = re.search(r"code: ([A-Z]{4}-[A-Z]{4})", line)
+            code = found.group(1) if found else None
+
+        page.goto("/device")
+        page.wait_for_url("**/sign-in/**")
+        page.fill("input[name=username]", owner.email)
+        page.fill("input[name=password]", PASSWORD)
+        page.click("button[type=submit]")
+        page.wait_for_url("**/device**")
+        page.fill("#user-code", code.replace("-", "").lower())
+        page.click("button:has-text('Continue')")
+        assert page.text_content("[data-testid=confirm-code]") == code
+        assert "CLI on" in page.text_content("[data-testid=device-name]")
+        assert page.locator("input[value='products:read']").count() == 0  # not asked for
+        shoot(page, "40-cli-approve")
+        page.click("button:has-text('Approve')")
+        assert "CLI login approved" in page.text_content("main")
+
+        out, err = login.communicate(timeout=60)
+    finally:
+        login.kill()
+    assert login.returncode == 0, err
+    assert "Logged in to Acme as ada@example.com" in out
+    credentials = tmp_path / "gatehouse" / "credentials.json"
+    assert oct(credentials.stat().st_mode & 0o777) == "0o600"
+
+    whoami = gatehouse(env, "whoami")
+    assert whoami.returncode == 0, whoami.stderr
+    assert "ada@example.com in Acme" in whoami.stdout
+    assert "pages:read pages:write" in whoami.stdout
+
+    changed = gatehouse(env, "workspace", "set", "--timezone", "Europe/Berlin")
+    assert changed.returncode == 0, changed.stderr
+    assert Workspace.objects.get(name="Acme").timezone == "Europe/Berlin"  # owners may
+
+    key = ApiKey.objects.get(user=owner)
+    assert key.tag == ApiKey.Tag.CLI
+    logout = gatehouse(env, "logout")
+    assert logout.returncode == 0, logout.stderr
+    key.refresh_from_db()
+    assert key.state == ApiKeyState.REVOKED
+    after = gatehouse(env, "whoami")
+    assert after.returncode == 1
+    assert "Not logged in" in after.stderr

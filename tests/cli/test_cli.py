@@ -1,0 +1,114 @@
+"""The CLI as a subprocess: configuration, output and errors, against a live server."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from apps.api_keys.services import api_key_revoke
+from apps.audit.services import Actor
+from tests.factories import make_community, make_key
+
+GATEHOUSE = Path(sys.executable).with_name("gatehouse")
+
+
+def run(env: dict, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(GATEHOUSE), *args], env=env, capture_output=True, text=True, timeout=60
+    )
+
+
+@pytest.fixture
+def env(tmp_path) -> dict:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("GATEHOUSE_")}
+    return {**clean, "XDG_CONFIG_HOME": str(tmp_path)}
+
+
+def write_credentials(tmp_path: Path, data: dict, mode: int = 0o600) -> Path:
+    folder = tmp_path / "gatehouse"
+    folder.mkdir(exist_ok=True)
+    path = folder / "credentials.json"
+    path.write_text(json.dumps(data))
+    path.chmod(mode)
+    return path
+
+
+def test_a_credentials_file_others_can_read_is_refused(env, tmp_path):
+    path = write_credentials(tmp_path, {"api_key": "gwk_x", "url": "http://127.0.0.1:9"}, 0o644)
+    result = run(env, "whoami")
+    assert result.returncode == 1
+    assert result.stderr.startswith("error: ")
+    assert "chmod 600" in result.stderr and str(path) in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_not_logged_in_says_how_to_log_in(env):
+    result = run(env, "whoami")
+    assert result.returncode == 1
+    assert "gatehouse login" in result.stderr
+
+
+def test_a_dropped_connection_is_one_line_and_no_traceback(env):
+    env["GATEHOUSE_API_KEY"] = "gwk_anything"
+    env["GATEHOUSE_URL"] = "http://127.0.0.1:9"  # nothing listens on the discard port
+    result = run(env, "products", "list")
+    assert result.returncode == 1
+    assert result.stderr.count("\n") == 1
+    assert "Cannot reach http://127.0.0.1:9" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.django_db(transaction=True)
+def test_commands_print_tables_and_json(env, live_server):
+    key = make_key()
+    community = make_community(workspace=key.key.workspace, name="Makers")
+    env.update(GATEHOUSE_API_KEY=key.secret, GATEHOUSE_URL=live_server.url)
+    created = run(env, "products", "create", "--name", "Course", "--price-cents", "1999")
+    assert created.returncode == 0, created.stderr
+    table = run(env, "products", "list").stdout.splitlines()
+    assert table[0].split() == ["ID", "NAME", "PRICE", "(CENTS)", "CREATED"]
+    assert "Course" in table[1] and "1999" in table[1]
+    listed = json.loads(run(env, "--json", "communities", "list").stdout)
+    assert [c["name"] for c in listed["data"]] == ["Makers"]
+    posted = run(env, "posts", "create", str(community.pk), "--title", "Hi", "--body", "Hello")
+    assert posted.returncode == 0, posted.stderr
+    assert "Hi" in run(env, "posts", "list", str(community.pk)).stdout
+    assert run(env, "pages", "create", "--title", "About", "--slug", "about").returncode == 0
+    assert "about" in run(env, "pages", "list").stdout
+    workspace = json.loads(run(env, "--json", "workspace", "get").stdout)
+    assert workspace["workspaceId"] == str(key.key.workspace_id)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_api_errors_are_one_clear_line(env, live_server):
+    key = make_key(scopes=["products:read"])
+    env.update(GATEHOUSE_API_KEY=key.secret, GATEHOUSE_URL=live_server.url)
+    refused = run(env, "products", "create", "--name", "X", "--price-cents", "1")
+    assert refused.returncode == 1
+    assert refused.stderr.startswith("error: ") and refused.stderr.count("\n") == 1
+    assert "products:write" in refused.stderr and "(insufficient-scope)" in refused.stderr
+    bad = run(env, "workspace", "set", "--timezone", "Mars/Olympus")
+    assert bad.returncode == 1 and "(insufficient-scope)" in bad.stderr
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_revoked_key_says_to_log_in_again(env, live_server):
+    key = make_key()
+    api_key_revoke(key=key.key, actor=Actor.of_operator("test"))
+    env.update(GATEHOUSE_API_KEY=key.secret, GATEHOUSE_URL=live_server.url)
+    result = run(env, "whoami")
+    assert result.returncode == 1
+    assert "Run `gatehouse login` to log in again" in result.stderr
+    assert "(revoked-key)" in result.stderr
+
+
+@pytest.mark.django_db(transaction=True)
+def test_invalid_input_names_the_field(env, live_server):
+    key = make_key()
+    env.update(GATEHOUSE_API_KEY=key.secret, GATEHOUSE_URL=live_server.url)
+    result = run(env, "workspace", "set", "--timezone", "Mars/Olympus")
+    assert result.returncode == 1
+    assert "timezone" in result.stderr and "(invalid-input)" in result.stderr
