@@ -5,11 +5,14 @@ and served at /api/v1/openapi.json; a test fails when the two drift apart.
 """
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 from apps.api.errors import STATUS_BY_REASON
 from apps.api.operations import Operation
+from apps.api_keys.scopes import ALL_SCOPES
+from apps.devices.services import CLIENT_ID as DEVICE_CLIENT_ID
 
 from .operations import OPERATIONS
 
@@ -139,6 +142,7 @@ def build_openapi() -> dict[str, Any]:
             **{codes[name]: {"$ref": f"#/components/responses/{name}"} for name in sorted(names)},
         }
         paths.setdefault(op.path, {})[op.method.lower()] = operation
+    paths.update(device_grant_paths())
     return {
         "openapi": "3.1.0",
         "info": {
@@ -164,6 +168,148 @@ def build_openapi() -> dict[str, Any]:
             },
             "responses": responses,
             "schemas": schemas,
+        },
+    }
+
+
+def _form_body(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    schema = {"type": "object", "properties": properties, "required": required}
+    return {"required": True, "content": {"application/x-www-form-urlencoded": {"schema": schema}}}
+
+
+def _oauth_error(codes: list[str]) -> dict[str, Any]:
+    return {
+        "description": "RFC 6749 error; Cache-Control: no-store.",
+        "content": {
+            "application/json": {
+                "schema": {
+                    "type": "object",
+                    "required": ["error"],
+                    "properties": {
+                        "error": {"type": "string", "enum": codes},
+                        "error_description": {"type": "string"},
+                    },
+                }
+            }
+        },
+    }
+
+
+def _scope_list_pattern() -> str:
+    one = "(" + "|".join(re.escape(scope) for scope in ALL_SCOPES) + ")"
+    return f"^({one}( {one})*)?$"
+
+
+def device_grant_paths() -> dict[str, Any]:
+    """The two OAuth endpoints of `gatehouse login` (RFC 8628), outside /api/v1."""
+    root = [{"url": "/"}]
+    return {
+        "/oauth/device/code": {
+            "servers": root,
+            "post": {
+                "operationId": "startDeviceLogin",
+                "summary": "Start a CLI login (RFC 8628 device authorization request).",
+                "security": [],
+                "requestBody": _form_body(
+                    {
+                        "client_id": {"type": "string", "enum": [DEVICE_CLIENT_ID]},
+                        "scope": {
+                            "type": "string",
+                            "description": "Space-separated scopes; all when empty or left out.",
+                            "pattern": _scope_list_pattern(),
+                        },
+                        "installation_id": {"type": "string", "minLength": 1, "maxLength": 64},
+                        "device_name": {"type": "string", "maxLength": 100},
+                    },
+                    ["client_id", "installation_id"],
+                ),
+                "responses": {
+                    "200": {
+                        "description": "The device code to poll with and the code to show.",
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "type": "object",
+                                    "required": [
+                                        "device_code",
+                                        "user_code",
+                                        "verification_uri",
+                                        "verification_uri_complete",
+                                        "expires_in",
+                                        "interval",
+                                    ],
+                                    "properties": {
+                                        "device_code": {"type": "string"},
+                                        "user_code": {
+                                            "type": "string",
+                                            "pattern": "^[BCDFGHJKLMNPQRSTVWXZ]{4}-"
+                                            "[BCDFGHJKLMNPQRSTVWXZ]{4}$",
+                                        },
+                                        "verification_uri": {"type": "string"},
+                                        "verification_uri_complete": {"type": "string"},
+                                        "expires_in": {"type": "integer"},
+                                        "interval": {"type": "integer"},
+                                    },
+                                }
+                            }
+                        },
+                    },
+                    "400": _oauth_error(["invalid_client", "invalid_scope", "invalid_request"]),
+                },
+            },
+        },
+        "/oauth/token": {
+            "servers": root,
+            "post": {
+                "operationId": "pollDeviceLogin",
+                "summary": "Poll for the CLI's key (RFC 8628 device access token request).",
+                "security": [],
+                "requestBody": _form_body(
+                    {
+                        "grant_type": {
+                            "type": "string",
+                            "enum": ["urn:ietf:params:oauth:grant-type:device_code"],
+                        },
+                        "device_code": {"type": "string"},
+                        "client_id": {"type": "string", "enum": [DEVICE_CLIENT_ID]},
+                    },
+                    ["grant_type", "device_code", "client_id"],
+                ),
+                "responses": {
+                    "200": {
+                        "description": "The new key, tagged CLI, 90 days.",
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "type": "object",
+                                    "required": [
+                                        "access_token",
+                                        "token_type",
+                                        "expires_in",
+                                        "scope",
+                                    ],
+                                    "properties": {
+                                        "access_token": {"type": "string"},
+                                        "token_type": {"const": "Bearer"},
+                                        "expires_in": {"const": 7776000},
+                                        "scope": {"type": "string"},
+                                    },
+                                }
+                            }
+                        },
+                    },
+                    "400": _oauth_error(
+                        [
+                            "authorization_pending",
+                            "slow_down",
+                            "access_denied",
+                            "expired_token",
+                            "invalid_grant",
+                            "invalid_client",
+                        ]
+                    ),
+                },
+            },
         },
     }
 
