@@ -135,9 +135,12 @@ def _api(ctx: click.Context) -> Api:
     help="Comma-separated scopes to ask for; you may narrow them when approving.",
 )
 @click.option("--no-browser", is_flag=True, help="Do not try to open the approval page.")
+@click.option("--url", "login_url", help="The server to log in to (same as gatehouse --url).")
 @click.pass_context
-def login(ctx: click.Context, scopes: str, no_browser: bool) -> None:
+def login(ctx: click.Context, scopes: str, no_browser: bool, login_url: str | None) -> None:
     """Log in through the browser; stores a key tagged CLI that lives 90 days."""
+    if login_url:
+        ctx.obj["url"] = login_url.rstrip("/")
     requested = [s.strip() for s in scopes.replace(" ", ",").split(",") if s.strip()]
     unknown = [s for s in requested if s not in SCOPES]
     if unknown:

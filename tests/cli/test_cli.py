@@ -61,6 +61,13 @@ def test_a_dropped_connection_is_one_line_and_no_traceback(env):
     assert "Traceback" not in result.stderr
 
 
+def test_login_takes_the_server_address_after_the_command(env):
+    env["GATEHOUSE_URL"] = "http://127.0.0.1:8"
+    result = run(env, "login", "--url", "http://127.0.0.1:9/", "--no-browser")
+    assert result.returncode == 1
+    assert "Cannot reach http://127.0.0.1:9/oauth/device/code" in result.stderr
+
+
 @pytest.mark.django_db(transaction=True)
 def test_commands_print_tables_and_json(env, live_server):
     key = make_key()

@@ -57,6 +57,7 @@ class Command(BaseCommand):
                     f"    curl -H 'Authorization: Bearer {created.secret}' "
                     f"{base_url}/api/v1/workspace",
                     f"  API document: {base_url}/api/v1/openapi.json",
+                    f"  Terminal:  .venv/bin/gatehouse login --url {base_url}",
                     "",
                 ]
             )
