@@ -5,19 +5,39 @@ The same schemas describe the API's bodies in the OpenAPI document and the MCP t
 
 from typing import Any
 
-# Characters the API refuses in names: controls (lone surrogates too, which JSON Schema regexes
-# cannot express and which no client sends by accident).
-_BAD = r"\u0000-\u001f\u007f-\u009f"
+# The code points of NAME_FORBIDDEN_CATEGORIES (apps.common.validation) for Python 3.11's
+# Unicode 14, as ranges; a test recomputes them from unicodedata.
+NAME_FORBIDDEN_RANGES: tuple[tuple[int, int], ...] = (
+    (0x0000, 0x001F), (0x007F, 0x009F), (0x00AD, 0x00AD), (0x0600, 0x0605), (0x061C, 0x061C),
+    (0x06DD, 0x06DD), (0x070F, 0x070F), (0x0890, 0x0891), (0x08E2, 0x08E2), (0x180E, 0x180E),
+    (0x200B, 0x200F), (0x2028, 0x202E), (0x2060, 0x2064), (0x2066, 0x206F), (0xD800, 0xF8FF),
+    (0xFEFF, 0xFEFF), (0xFFF9, 0xFFFB), (0x110BD, 0x110BD), (0x110CD, 0x110CD),
+    (0x13430, 0x13438), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0001, 0xE0001),
+    (0xE0020, 0xE007F), (0xF0000, 0xFFFFD), (0x100000, 0x10FFFD),
+)  # fmt: skip
+
+
+def _class_char(code_point: int) -> str:
+    # BMP characters as \uXXXX escapes (readable in the document); others as themselves, since
+    # JSON Schema regexes have no escape for them that every dialect reads.
+    return f"\\u{code_point:04x}" if code_point <= 0xFFFF else chr(code_point)
+
+
+_FORBIDDEN = "".join(
+    _class_char(low) if low == high else f"{_class_char(low)}-{_class_char(high)}"
+    for low, high in NAME_FORBIDDEN_RANGES
+)
 
 
 def single_line_text(max_length: int) -> dict[str, Any]:
-    """A name as clean_text() accepts it: 1..max_length characters once trimmed."""
+    """A name as clean_text() accepts it: 1..max_length characters once trimmed, none of them
+    a control, format or separator character."""
+    visible = rf"[^\s{_FORBIDDEN}]"
     return {
         "type": "string",
-        "pattern": (
-            rf"^[^\S{_BAD}]*[^\s{_BAD}](?:[^{_BAD}]{{0,{max_length - 2}}}[^\s{_BAD}])?[^\S{_BAD}]*$"
-        ),
-        "description": f"1 to {max_length} characters after trimming; no control characters.",
+        "pattern": rf"^\s*{visible}(?:[^{_FORBIDDEN}]{{0,{max_length - 2}}}{visible})?\s*$",
+        "description": f"1 to {max_length} characters after trimming surrounding whitespace; "
+        "no control or invisible formatting characters (Unicode Cc, Cf, Zl, Zp).",
     }
 
 

@@ -13,17 +13,31 @@ class InvalidInput(Exception):
         self.message = message
 
 
+# What no name may hold once trimmed (PRODUCT.md §3.3): controls (Cc), format characters (Cf:
+# bidi overrides, zero-width spaces and joiners), line and paragraph separators (Zl, Zp),
+# surrogates and private-use characters. They hide or reorder what a reader sees.
+NAME_FORBIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Co"})
+
+
 def clean_text(value: Any, field: str, *, max_length: int) -> str:
-    """A required single-line text: trimmed, 1..max_length code points, no control characters."""
+    """A name, by the one rule for every name (PRODUCT.md §3.3).
+
+    Surrounding whitespace (tabs and newlines included) is trimmed; what remains is 1 to
+    `max_length` code points with no character of NAME_FORBIDDEN_CATEGORIES, so it starts and
+    ends with a visible character.
+    """
     if not isinstance(value, str):
         raise InvalidInput(field, f"{field} must be a string.")
-    # Control characters (NUL, tabs and newlines among them) and lone surrogates cannot be
-    # stored or shown safely; they are refused wherever they are, even where trimming would go.
-    if any(unicodedata.category(ch) in ("Cc", "Cs") for ch in value):
-        raise InvalidInput(field, f"{field} must not contain control characters.")
     text = value.strip()
     if not text:
         raise InvalidInput(field, f"{field} must not be empty.")
+    for ch in text:
+        if unicodedata.category(ch) in NAME_FORBIDDEN_CATEGORIES:
+            raise InvalidInput(
+                field,
+                f"{field} must not contain control or invisible formatting characters "
+                f"(U+{ord(ch):04X} {unicodedata.name(ch, 'unnamed')}).",
+            )
     if len(text) > max_length:
         raise InvalidInput(field, f"{field} must be at most {max_length} characters long.")
     return text

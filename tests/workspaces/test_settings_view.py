@@ -98,8 +98,8 @@ def test_settings_and_api_refuse_the_same_name_with_the_same_reason(client, owne
         content_type="application/json",
         **auth(created.secret),
     ).json()["message"]
-    assert "must not contain control characters" in page
-    assert "must not contain control characters" in api
+    assert "must not contain control or invisible formatting characters" in page
+    assert "must not contain control or invisible formatting characters" in api
 
 
 def test_only_owners_change_settings(client, workspace):
