@@ -1,19 +1,40 @@
+import ipaddress
+
 from django.conf import settings
 from django.http import HttpRequest
 
 from apps.audit.services import Actor
 
 
+def ip_address_or_none(value: str) -> str | None:
+    """`value` as a normalised IP address, or None when it is not one.
+
+    Takes the forms proxies write: `203.0.113.7`, `2001:db8::1`, `203.0.113.7:51234`,
+    `[2001:db8::1]:443`.
+    """
+    value = value.strip()
+    if value.startswith("[") and "]" in value:
+        value = value[1 : value.index("]")]
+    elif value.count(":") == 1:
+        value = value.partition(":")[0]
+    try:
+        return str(ipaddress.ip_address(value))
+    except ValueError:
+        return None
+
+
 def client_ip(request: HttpRequest) -> str | None:
     """The caller's address: REMOTE_ADDR, or the entry our trusted proxies added to
-    X-Forwarded-For. Entries further left were written by the client and are not trusted."""
+    X-Forwarded-For. Entries further left were written by the client and are not trusted; an
+    entry that is not an IP address is ignored, and the peer's address is used instead."""
+    peer = ip_address_or_none(request.META.get("REMOTE_ADDR", ""))
     proxies = settings.TRUSTED_PROXY_COUNT
     if proxies > 0:
-        forwarded = [p.strip() for p in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
-        forwarded = [p for p in forwarded if p]
+        forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")
+        forwarded = [entry for entry in forwarded if entry.strip()]
         if len(forwarded) >= proxies:
-            return forwarded[-proxies] or None
-    return request.META.get("REMOTE_ADDR") or None
+            return ip_address_or_none(forwarded[-proxies]) or peer
+    return peer
 
 
 def request_actor(request: HttpRequest) -> Actor:

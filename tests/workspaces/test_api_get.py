@@ -97,3 +97,27 @@ def test_forwarded_address_is_trusted_only_behind_a_configured_proxy(client, set
     )
     created.key.refresh_from_db()
     assert created.key.last_used_ip == "198.51.100.7"
+
+
+@pytest.mark.parametrize(
+    ("forwarded", "recorded"),
+    [
+        ("not-an-ip", "10.0.0.1"),
+        ("1.1.1.1, 999.1.1.1", "10.0.0.1"),
+        ("1.1.1.1, <script>", "10.0.0.1"),
+        ("198.51.100.7:51234", "198.51.100.7"),
+        ("[2001:db8::7]:443", "2001:db8::7"),
+        ("2001:0db8:0000::0007", "2001:db8::7"),
+    ],
+)
+def test_a_forwarded_address_that_is_not_an_ip_falls_back_to_the_peer(
+    client, settings, forwarded, recorded
+):
+    settings.TRUSTED_PROXY_COUNT = 1
+    created = make_key()
+    response = client.get(
+        URL, **auth(created.secret), REMOTE_ADDR="10.0.0.1", HTTP_X_FORWARDED_FOR=forwarded
+    )
+    assert response.status_code == 200
+    created.key.refresh_from_db()
+    assert created.key.last_used_ip == recorded
