@@ -1,6 +1,7 @@
 from django.contrib import admin
 from django.urls import include, path
 
+import apps.common.urls  # noqa: F401 - registers the <id:...> converter the apps' routes use
 from apps.accounts import views as account_views
 from apps.api import views as api_views
 

@@ -7,5 +7,5 @@ app_name = "api_keys"
 urlpatterns = [
     path("", views.key_list, name="list"),
     path("new/", views.key_create, name="create"),
-    path("keys/<int:key_id>/revoke/", views.key_revoke, name="revoke"),
+    path("keys/<id:key_id>/revoke/", views.key_revoke, name="revoke"),
 ]

@@ -1,7 +1,9 @@
 from dataclasses import dataclass
+from urllib.parse import urlencode
 
 from django.db.models import QuerySet
 
+from apps.common.validation import parse_id
 from apps.workspaces.models import Workspace
 
 from .models import Action, AuditEvent
@@ -9,30 +11,39 @@ from .models import Action, AuditEvent
 
 @dataclass(frozen=True)
 class AuditFilters:
-    """The Audit page's filters, read from a query string; unknown values are ignored."""
+    """The Audit page's filters, read from a query string.
+
+    Values that cannot be right (an unknown action, an id that is not a plain positive number)
+    are dropped and named in `ignored`, so the page can say so instead of failing.
+    """
 
     action: str = ""
     actor: str = ""  # "user:<id>", "key:<id>" or "operator"
     key: str = ""  # a key id
+    ignored: tuple[str, ...] = ()
 
     @classmethod
     def from_query(cls, query) -> "AuditFilters":
         action = query.get("action", "")
         actor = query.get("actor", "")
         key = query.get("key", "")
-        valid_actor = actor == "operator" or (
-            actor.partition(":")[0] in ("user", "key") and actor.partition(":")[2].isdigit()
-        )
+        kind, _, ident = actor.partition(":")
+        valid = {
+            "action": not action or action in Action.values,
+            "actor": not actor
+            or actor == "operator"
+            or (kind in ("user", "key") and parse_id(ident) is not None),
+            "key": not key or parse_id(key) is not None,
+        }
         return cls(
-            action=action if action in Action.values else "",
-            actor=actor if valid_actor else "",
-            key=key if key.isdigit() and len(key) < 19 else "",
+            action=action if valid["action"] else "",
+            actor=actor if valid["actor"] else "",
+            key=key if valid["key"] else "",
+            ignored=tuple(name for name, ok in valid.items() if not ok),
         )
 
     def as_query(self) -> str:
-        from urllib.parse import urlencode
-
-        return urlencode({k: v for k, v in vars(self).items() if v})
+        return urlencode({k: v for k, v in vars(self).items() if v and k != "ignored"})
 
 
 def audit_events(workspace: Workspace, filters: AuditFilters) -> QuerySet[AuditEvent]:

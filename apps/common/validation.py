@@ -62,3 +62,19 @@ def clean_long_text(value: Any, field: str, *, max_length: int, required: bool =
     if required and not text:
         raise InvalidInput(field, f"{field} must not be empty.")
     return text
+
+
+# The largest id a database row can have (a signed 64-bit integer, Django's BigAutoField).
+MAX_ID = 2**63 - 1
+
+
+def parse_id(value: str) -> int | None:
+    """A row id from a URL or query string, or None when it cannot be one.
+
+    Only ASCII digits count (str.isdigit() also takes "²" and "٣"), and the value must fit the
+    database's integer, so a bad id is an empty result and never a 500.
+    """
+    if not (value.isascii() and value.isdigit()) or len(value) > 19:
+        return None
+    number = int(value)
+    return number if 0 < number <= MAX_ID else None

@@ -6,9 +6,9 @@ app_name = "communities"
 
 urlpatterns = [
     path("", views.community_list, name="list"),
-    path("<int:community_id>/", views.community_detail, name="detail"),
+    path("<id:community_id>/", views.community_detail, name="detail"),
     path(
-        "<int:community_id>/members/<int:user_id>/remove/",
+        "<id:community_id>/members/<id:user_id>/remove/",
         views.community_member_delete,
         name="remove_member",
     ),

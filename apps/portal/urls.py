@@ -11,7 +11,7 @@ urlpatterns = [
     path("settings/developer/", key_views.member_key_list, name="developer"),
     path("settings/developer/new/", key_views.member_key_create, name="key_create"),
     path(
-        "settings/developer/keys/<int:key_id>/revoke/",
+        "settings/developer/keys/<id:key_id>/revoke/",
         key_views.member_key_revoke,
         name="key_revoke",
     ),

@@ -7,5 +7,5 @@ app_name = "workspaces"
 urlpatterns = [
     path("", views.workspace_settings, name="settings"),
     path("team/", team_views.team, name="team"),
-    path("team/<int:membership_id>/", team_views.team_member_update, name="team_update"),
+    path("team/<id:membership_id>/", team_views.team_member_update, name="team_update"),
 ]

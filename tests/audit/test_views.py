@@ -67,6 +67,46 @@ def test_filters_by_action_actor_and_key(client, owner, history):
     assert client.get(URL, {"action": "nonsense", "key": "x"}).status_code == 200
 
 
+BAD_FILTERS = [
+    {"key": "\u00b2"},
+    {"key": "\u0663"},
+    {"actor": "user:\u00b2"},
+    {"actor": "key:\u00b9"},
+    {"actor": "user:99999999999999999999999999"},
+    {"key": "9223372036854775808"},
+    {"key": "-1"},
+    {"key": "0"},
+    {"action": "key.revoked\u0000"},
+]
+
+
+@pytest.mark.parametrize("query", BAD_FILTERS, ids=[str(q) for q in BAD_FILTERS])
+def test_a_filter_that_cannot_be_right_is_ignored_and_said_not_a_500(client, owner, history, query):
+    client.force_login(owner)
+    page = client.get(URL, query)
+    assert page.status_code == 200
+    assert f"Ignored the {next(iter(query))} filter" in page.content.decode()
+    assert page.content.decode().count("badge--keyrevoked") == 2  # every event still listed
+    export = client.get("/audit/export.csv", query)
+    assert export.status_code == 200
+    assert len(csv_rows(export)) == 5  # the header, two creations, two revocations
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/communities/99999999999999999999/",
+        "/communities/9223372036854775808/",
+        "/integrations/api/keys/99999999999999999999/revoke/",
+        "/settings/team/99999999999999999999/",
+    ],
+)
+def test_an_id_past_the_database_integer_in_a_path_is_a_404(client, owner, path):
+    client.force_login(owner)
+    assert client.get(path).status_code == 404
+    assert client.post(path).status_code == 404
+
+
 def test_csv_export_of_the_filtered_view(client, owner, history):
     first, _ = history
     client.force_login(owner)
