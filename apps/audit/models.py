@@ -16,6 +16,7 @@ class Action(models.TextChoices):
     TEAM_MEMBER_ADDED = "team.member_added", "Teammate added"
     TEAM_ROLE_CHANGED = "team.role_changed", "Role changed"
     TEAM_MEMBER_REMOVED = "team.member_removed", "Teammate removed"
+    COMMUNITY_MEMBER_REMOVED = "community.member_removed", "Community member removed"
 
 
 class AuditEvent(models.Model):

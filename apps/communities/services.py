@@ -6,6 +6,10 @@ from django.db import transaction
 
 from apps.accounts.models import User
 from apps.accounts.services import clean_email, invitation_send_on_commit, user_get_or_invite
+from apps.api_keys.models import ApiKey
+from apps.api_keys.services import api_key_revoke
+from apps.audit.models import Action
+from apps.audit.services import Actor, audit_record
 from apps.common.validation import clean_long_text, clean_text
 from apps.workspaces.models import Membership, Workspace
 
@@ -43,9 +47,39 @@ def community_member_add(*, community: Community, email: str, base_url: str) -> 
     return user
 
 
-def community_member_remove(*, community: Community, user: User) -> None:
-    """Take a member out of a community; their keys lose access to it on the next request."""
-    CommunityMembership.objects.filter(community=community, user=user).delete()
+def community_member_remove(*, community: Community, user: User, actor: Actor) -> int:
+    """Take a member out of a community; their keys lose access to it on the next request.
+
+    Out of their last community of the workspace, a community member leaves the workspace too:
+    their member keys are revoked (audited) and the portal no longer lets them in (PRODUCT.md
+    §2). Owners and admins keep their place and their workspace keys. Returns how many keys
+    were revoked.
+    """
+    workspace = community.workspace
+    with transaction.atomic():
+        removed, _ = CommunityMembership.objects.filter(community=community, user=user).delete()
+        if not removed:
+            return 0
+        audit_record(
+            workspace=workspace,
+            action=Action.COMMUNITY_MEMBER_REMOVED,
+            actor=actor,
+            subject=user.email,
+            data={"email": user.email, "community": community.name},
+        )
+        if CommunityMembership.objects.filter(community__workspace=workspace, user=user).exists():
+            return 0
+        keys = ApiKey.objects.filter(
+            workspace=workspace, user=user, kind=ApiKey.Kind.MEMBER, revoked_at__isnull=True
+        ).select_related("workspace", "user")
+        revoked = 0
+        for key in keys:
+            api_key_revoke(key=key, actor=actor)
+            revoked += 1
+        Membership.objects.filter(
+            workspace=workspace, user=user, role=Membership.Role.MEMBER
+        ).delete()
+    return revoked
 
 
 def post_create(*, community: Community, author: User, title: Any, body: Any) -> Post:

@@ -3,9 +3,11 @@
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.defaultfilters import pluralize
 from django.views.decorators.http import require_http_methods
 
 from apps.accounts.models import User
+from apps.common.http import request_actor
 from apps.common.validation import InvalidInput
 from apps.workspaces.decorators import workspace_staff_required
 
@@ -60,8 +62,16 @@ def community_detail(request: HttpRequest, community_id: int) -> HttpResponse:
 def community_member_delete(request: HttpRequest, community_id: int, user_id: int) -> HttpResponse:
     community = get_workspace_community_or_404(request, community_id)
     user = get_object_or_404(User, pk=user_id, community_memberships__community=community)
-    community_member_remove(community=community, user=user)
-    messages.success(
-        request, f"Removed {user.email} from {community.name}; their keys lost access."
-    )
+    revoked = community_member_remove(community=community, user=user, actor=request_actor(request))
+    if revoked:
+        messages.success(
+            request,
+            f"Removed {user.email} from {community.name}, their last community here; "
+            f"their {revoked} member key{pluralize(revoked)} {pluralize(revoked, 'was,were')} "
+            "revoked.",
+        )
+    else:
+        messages.success(
+            request, f"Removed {user.email} from {community.name}; their keys lost access to it."
+        )
     return redirect("communities:detail", community_id=community.pk)

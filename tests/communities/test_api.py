@@ -3,6 +3,7 @@ import json
 import pytest
 
 from apps.api_keys.models import ApiKey
+from apps.audit.services import Actor
 from apps.communities.models import Post
 from apps.communities.services import community_member_remove
 from tests.conftest import auth
@@ -104,9 +105,9 @@ def test_removed_member_loses_access_at_once(client):
     secret = member_key(member, community).secret
     url = f"/api/v1/communities/{community.pk}/posts"
     assert client.get(url, **auth(secret)).status_code == 200
-    community_member_remove(community=community, user=member)
-    assert client.get(url, **auth(secret)).status_code == 404
-    assert client.get("/api/v1/communities", **auth(secret)).json()["data"] == []
+    community_member_remove(community=community, user=member, actor=Actor.of_operator("test"))
+    assert client.get(url, **auth(secret)).json()["error"] == "revoked-key"
+    assert client.get("/api/v1/communities", **auth(secret)).json()["error"] == "revoked-key"
 
 
 def test_posts_list_newest_first(client):

@@ -6,6 +6,7 @@ from django.core.management import CommandError, call_command
 
 from apps.accounts.models import User
 from apps.api_keys.models import ApiKey
+from apps.audit.models import AuditEvent
 from apps.communities.models import Community, CommunityMembership
 from apps.workspaces.models import Membership
 from tests.conftest import auth
@@ -67,9 +68,9 @@ def test_community_form_errors(client, owner):
     assert "Enter a valid email address" in page
 
 
-def test_removing_a_member_cuts_their_keys_off(client, owner):
+def test_removing_a_member_from_their_last_community_revokes_their_keys(client, owner):
     community = make_community(workspace=owner.memberships.get().workspace)
-    member = member_of(community)
+    member = member_of(community, email="m@acme.test")
     created = make_key(
         user=member,
         workspace=community.workspace,
@@ -78,8 +79,43 @@ def test_removing_a_member_cuts_their_keys_off(client, owner):
     )
     url = f"/api/v1/communities/{community.pk}/posts"
     assert client.get(url, **auth(created.secret)).status_code == 200
-    client.post(f"/communities/{community.pk}/members/{member.pk}/remove/")
-    assert client.get(url, **auth(created.secret)).status_code == 404
+    response = client.post(f"/communities/{community.pk}/members/{member.pk}/remove/", follow=True)
+    assert "1 member key was revoked" in response.content.decode()
+    answer = client.get("/api/v1/communities", **auth(created.secret))
+    assert answer.status_code == 401 and answer.json()["error"] == "revoked-key"
+    assert set(
+        AuditEvent.objects.filter(workspace=community.workspace).values_list("action", flat=True)
+    ) >= {"community.member_removed", "member_key.revoked"}
+    assert not Membership.objects.filter(user=member).exists()
+    client.force_login(member)
+    assert client.get("/portal/").status_code == 403
+    assert client.get("/portal/settings/developer/").status_code == 403
+
+
+def test_a_member_removed_from_one_of_two_communities_keeps_the_key_for_the_other(client, owner):
+    workspace = owner.memberships.get().workspace
+    left, kept = make_community(workspace, "Left"), make_community(workspace, "Kept")
+    member = member_of(left)
+    CommunityMembership.objects.create(community=kept, user=member)
+    created = make_key(
+        user=member, workspace=workspace, scopes=["communities:read"], kind=ApiKey.Kind.MEMBER
+    )
+    client.post(f"/communities/{left.pk}/members/{member.pk}/remove/")
+    answer = client.get("/api/v1/communities", **auth(created.secret))
+    assert answer.status_code == 200
+    assert [c["name"] for c in answer.json()["data"]] == ["Kept"]
+    gone = client.get(f"/api/v1/communities/{left.pk}/posts", **auth(created.secret))
+    assert gone.status_code == 404
+
+
+def test_removing_a_workspace_admin_from_a_community_keeps_their_workspace_keys(client, owner):
+    workspace = owner.memberships.get().workspace
+    community = make_community(workspace)
+    CommunityMembership.objects.create(community=community, user=owner)
+    created = make_key(user=owner, workspace=workspace, scopes=["communities:read"])
+    client.post(f"/communities/{community.pk}/members/{owner.pk}/remove/")
+    assert client.get("/api/v1/communities", **auth(created.secret)).status_code == 200
+    assert Membership.objects.filter(user=owner, role="owner").exists()
 
 
 def test_another_workspaces_community_is_404(client, owner):
