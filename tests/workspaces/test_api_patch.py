@@ -201,16 +201,30 @@ def test_required_languages_are_supported(client, writer, code):
 
 
 def test_default_video_quality_is_untouched_by_the_api(client, workspace, writer):
-    patch(client, writer.secret, {"workspaceName": "Renamed"})
+    response = patch(client, writer.secret, {"workspaceName": "Renamed"})
+    assert response.status_code == 200
+    assert "defaultVideoQuality" not in response.json()
+    workspace.refresh_from_db()
+    assert (workspace.name, workspace.default_video_quality) == ("Renamed", "720p")
+    for field in ("videoSettings", "defaultVideoQuality", "default_video_quality"):
+        assert_invalid(patch(client, writer.secret, {field: "1080p"}), field)
     workspace.refresh_from_db()
     assert workspace.default_video_quality == "720p"
 
 
 def test_patch_of_another_workspace_is_impossible(client, workspace, writer):
     other = WorkspaceFactory(name="Other")
-    patch(client, writer.secret, {"workspaceName": "Hijacked"})
+    before = snapshot(workspace), snapshot(other)
+    aimed = patch(
+        client, writer.secret, {"workspaceId": str(other.pk), "workspaceName": "Hijacked"}
+    )
+    assert_invalid(aimed, "workspaceId")
+    assert (snapshot(workspace), snapshot(other)) == before
+    # Without a workspace id, a key can only ever name its own workspace.
+    assert patch(client, writer.secret, {"workspaceName": "Mine"}).status_code == 200
+    workspace.refresh_from_db()
     other.refresh_from_db()
-    assert other.name == "Other"
+    assert (workspace.name, other.name) == ("Mine", "Other")
 
 
 def test_an_admins_key_cannot_change_settings(client, workspace):
