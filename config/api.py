@@ -18,7 +18,7 @@ from apps.api.errors import ApiFailure, api_error
 from apps.api.http import json_body, methods
 from apps.api.operations import Call, NotFound, Operation
 from apps.api.views import not_found
-from apps.api_keys.auth import api_key_authorize, api_key_from_request
+from apps.api_keys.auth import api_key_authorize, api_key_from_request, rate_limit_headers
 from apps.audit.services import Actor
 from apps.common.http import client_ip
 from apps.common.validation import InvalidInput
@@ -75,13 +75,14 @@ def http_handler(op: Operation) -> Callable[..., HttpResponse]:
                     raise NotFound("Nothing was found at this address.") from None
             body = json_body(request) if op.body is not None else None
             record = operation_run(op, call, raw, body)
+            response = JsonResponse(record, status=op.status)
         except ApiFailure as failure:
-            return failure.response()
+            response = failure.response()
         except InvalidInput as error:
-            return api_error("invalid-input", error.message)
+            response = api_error("invalid-input", error.message)
         except NotFound as error:
-            return api_error("not-found", error.message)
-        return JsonResponse(record, status=op.status)
+            response = api_error("not-found", error.message)
+        return rate_limit_headers(request, response)
 
     handler.__name__ = op.name
     return handler

@@ -29,7 +29,12 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from apps.api.errors import ApiFailure, api_error
 from apps.api.http import request_body_bytes
 from apps.api.operations import Call, NotFound, Operation
-from apps.api_keys.auth import api_key_authorize, api_key_from_request, key_may
+from apps.api_keys.auth import (
+    api_key_authorize,
+    api_key_from_request,
+    key_may,
+    rate_limit_headers,
+)
 from apps.api_keys.models import ApiKey
 from apps.audit.services import Actor
 from apps.common.http import client_ip
@@ -224,11 +229,11 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
         key = api_key_from_request(request)
         body = request_body_bytes(request)
     except ApiFailure as failure:
-        return failure.response()
+        return rate_limit_headers(request, failure.response())
     server = _server_for(key, client_ip(request))
     status, headers, content = async_to_sync(_serve)(server, _asgi_scope(request), body)
     response = HttpResponse(content, status=status)
     for name, value in headers:
         if name.lower() not in (b"content-length",):
             response[name.decode("latin-1")] = value.decode("latin-1")
-    return response
+    return rate_limit_headers(request, response)

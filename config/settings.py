@@ -136,7 +136,12 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 REDIS_URL = os.environ.get("REDIS_URL", "")
 CACHES = {
     "default": (
-        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            # A Redis that does not answer must not hold requests: fail fast, then fail open.
+            "OPTIONS": {"socket_connect_timeout": 0.25, "socket_timeout": 0.25},
+        }
         if REDIS_URL
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     )
@@ -181,6 +186,9 @@ DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "Gatehouse <noreply@lo
 # The API: body size limit (bytes) and per-key rate limit (requests a minute, 0 turns it off).
 API_MAX_BODY_BYTES = env_int("API_MAX_BODY_BYTES", 65_536)
 API_RATE_LIMIT_PER_MINUTE = env_int("API_RATE_LIMIT_PER_MINUTE", 1_000)
+# Refused credentials (invalid, expired, revoked keys) per client address a minute; past it the
+# address gets 429 for a while, whatever key it sends.
+API_AUTH_FAILURES_PER_MINUTE = env_int("API_AUTH_FAILURES_PER_MINUTE", 100)
 # A key's last use is written at most once in this many seconds, so the hot path stays read-only.
 API_KEY_LAST_USED_INTERVAL_SECONDS = 60
 # Behind a trusted reverse proxy, the number of proxies whose X-Forwarded-For entries to trust.

@@ -2,6 +2,7 @@ import pytest
 from django.core.cache import cache
 
 from apps.api.ratelimit import rate_limit_reset
+from apps.api_keys.auth import blocked_addresses
 
 from .factories import make_key
 
@@ -12,9 +13,11 @@ def _fast_and_isolated(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     cache.clear()
     rate_limit_reset()
+    blocked_addresses.clear()
     yield
     cache.clear()
     rate_limit_reset()
+    blocked_addresses.clear()
 
 
 @pytest.fixture

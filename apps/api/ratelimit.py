@@ -1,61 +1,186 @@
-"""A per-key fixed-window rate limit.
+"""Rate limits: a token bucket per key (GCRA), and one per client address for failed sign-ins.
 
-With REDIS_URL set, the counters live in Redis (through Django's cache) and every app server
-shares them. Without it, each process counts in a plain dictionary: the same per-process
-behaviour Django's local-memory cache would give, at a fraction of its cost on the hot path.
+A bucket holds `limit` requests and refills at `limit` per minute, so a key may burst up to its
+limit and then goes at the steady rate; unlike a fixed window, no clock boundary lets twice the
+limit through. The state of a bucket is one number, its "theoretical arrival time" (GCRA).
+
+With REDIS_URL set the buckets live in Redis (one atomic script call per request) and every app
+server shares them. Without it each process keeps its own, which `manage.py check --deploy`
+points out. If Redis cannot be reached the request is served (fail open): the process counts
+locally for a few seconds before it tries Redis again, logs a warning at most once a minute, and
+`/healthz` reports the degraded part.
 """
 
+import logging
 import math
 import threading
 import time
+from dataclasses import dataclass
 
 from django.conf import settings
-from django.core.cache import cache
+
+logger = logging.getLogger("apps.api")
 
 WINDOW_SECONDS = 60
+# After Redis fails, this process counts locally for this long before trying Redis again, so an
+# outage costs one failed connection every few seconds, not one per request.
+REDIS_RETRY_SECONDS = 5
+WARNING_INTERVAL_SECONDS = 60
+LOCAL_BUCKETS_MAX = 100_000
 
-_lock = threading.Lock()
-_local_window = -1
-_local_counts: dict[int, int] = {}
+# KEYS[1]: the bucket; ARGV: now, emission interval, window (seconds, as decimal strings).
+# Returns {allowed (1/0), the bucket's arrival time after this request, as a string: Redis
+# would truncate a Lua number to an integer}.
+_GCRA_SCRIPT = """
+local now = tonumber(ARGV[1])
+local interval = tonumber(ARGV[2])
+local window = tonumber(ARGV[3])
+local tat = tonumber(redis.call('GET', KEYS[1]) or ARGV[1])
+if tat < now then tat = now end
+local new_tat = tat + interval
+if new_tat - window > now then
+  return {0, tostring(tat)}
+end
+redis.call('SET', KEYS[1], tostring(new_tat), 'PX', math.ceil((new_tat - now) * 1000) + 1000)
+return {1, tostring(new_tat)}
+"""
 
 
-def _count_locally(key_id: int, window: int) -> int:
-    global _local_window
-    with _lock:
-        if window != _local_window:
-            _local_window = window
-            _local_counts.clear()
-        count = _local_counts.get(key_id, 0) + 1
-        _local_counts[key_id] = count
-    return count
+@dataclass(frozen=True)
+class RateLimitState:
+    """One request's standing in its bucket, for the RateLimit fields and the 429."""
+
+    limit: int
+    remaining: int
+    reset_seconds: int  # until the bucket is full again (or, when refused, until the next token)
+    retry_after: int | None = None  # set when the request is refused
+
+    @property
+    def refused(self) -> bool:
+        return self.retry_after is not None
+
+    def headers(self) -> dict[str, str]:
+        """The IETF fields (draft-ietf-httpapi-ratelimit-headers-10), plus Retry-After on 429."""
+        fields = {
+            "RateLimit-Policy": f'"default";q={self.limit};w={WINDOW_SECONDS}',
+            "RateLimit": f'"default";r={self.remaining};t={self.reset_seconds}',
+        }
+        if self.retry_after is not None:
+            fields["Retry-After"] = str(self.retry_after)
+        return fields
 
 
-def _count_in_cache(key_id: int, window: int) -> int:
-    counter = f"ratelimit:{key_id}:{window}"
-    if cache.add(counter, 1, timeout=WINDOW_SECONDS * 2):
-        return 1
-    return cache.incr(counter)
+def _state(limit: int, interval: float, now: float, tat: float, allowed: bool) -> RateLimitState:
+    if not allowed:
+        retry_after = max(1, math.ceil(tat + interval - WINDOW_SECONDS - now))
+        return RateLimitState(limit, 0, retry_after, retry_after)
+    remaining = int((WINDOW_SECONDS - (tat - now)) / interval + 1e-9)
+    return RateLimitState(limit, max(0, min(limit, remaining)), max(0, math.ceil(tat - now)))
 
 
-def rate_limit_hit(key_id: int, *, now: float | None = None) -> int | None:
-    """Count one request of a key; the seconds to wait when it is over the limit, else None."""
-    limit = settings.API_RATE_LIMIT_PER_MINUTE
+class _LocalBuckets:
+    """The buckets of this process."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.tats: dict[str, float] = {}
+
+    def take(self, bucket: str, now: float, interval: float) -> tuple[bool, float]:
+        with self.lock:
+            tat = max(self.tats.get(bucket, now), now)
+            new_tat = tat + interval
+            if new_tat - WINDOW_SECONDS > now:
+                return False, tat
+            if len(self.tats) >= LOCAL_BUCKETS_MAX:
+                self.tats = {b: t for b, t in self.tats.items() if t > now}
+            self.tats[bucket] = new_tat
+            return True, new_tat
+
+    def clear(self) -> None:
+        with self.lock:
+            self.tats.clear()
+
+
+_local = _LocalBuckets()
+
+
+class _RedisHealth:
+    """When this process last failed to reach Redis, and when it last said so."""
+
+    def __init__(self) -> None:
+        self.failed_at: float | None = None
+        self.error = ""
+        self.warned_at = -math.inf
+
+    def failed(self, error: Exception, now: float) -> None:
+        self.failed_at, self.error = now, f"{type(error).__name__}: {error}"
+        if now - self.warned_at >= WARNING_INTERVAL_SECONDS:
+            self.warned_at = now
+            logger.warning(
+                "Redis is unreachable (%s); rate limits are counted per process until it is back.",
+                self.error,
+            )
+
+    def should_try(self, now: float) -> bool:
+        return self.failed_at is None or now - self.failed_at >= REDIS_RETRY_SECONDS
+
+    def recovered(self) -> None:
+        if self.failed_at is not None:
+            logger.warning("Redis is reachable again; rate limits are shared once more.")
+        self.failed_at = None
+
+
+redis_health = _RedisHealth()
+
+
+def _redis_client():
+    from django.core.cache import cache
+
+    return cache._cache.get_client(write=True)  # Django's RedisCache: a redis.Redis
+
+
+def _take_in_redis(bucket: str, now: float, interval: float) -> tuple[bool, float]:
+    client = _redis_client()
+    allowed, tat = client.eval(
+        _GCRA_SCRIPT, 1, f"gatehouse:ratelimit:{bucket}", repr(now), repr(interval), WINDOW_SECONDS
+    )
+    return bool(int(allowed)), float(tat)
+
+
+def rate_limit_take(bucket: str, limit: int, *, now: float | None = None) -> RateLimitState | None:
+    """Take one request from `bucket`, which holds `limit` a minute; None when limits are off."""
     if limit <= 0:
         return None
     now = time.time() if now is None else now
-    window = int(now // WINDOW_SECONDS)
-    if settings.REDIS_URL:
-        count = _count_in_cache(key_id, window)
+    interval = WINDOW_SECONDS / limit
+    if settings.REDIS_URL and redis_health.should_try(now):
+        try:
+            allowed, tat = _take_in_redis(bucket, now, interval)
+        except Exception as error:  # any failure of the shared store: serve, count locally
+            redis_health.failed(error, now)
+            allowed, tat = _local.take(bucket, now, interval)
+        else:
+            redis_health.recovered()
     else:
-        count = _count_locally(key_id, window)
-    if count > limit:
-        return max(1, math.ceil((window + 1) * WINDOW_SECONDS - now))
-    return None
+        allowed, tat = _local.take(bucket, now, interval)
+    return _state(limit, interval, now, tat, allowed)
 
 
 def rate_limit_reset() -> None:
-    """Forget the local counters (for tests)."""
-    global _local_window
-    with _lock:
-        _local_window = -1
-        _local_counts.clear()
+    """Forget this process's buckets and Redis failures (for tests)."""
+    _local.clear()
+    redis_health.failed_at = None
+    redis_health.warned_at = -math.inf
+
+
+def redis_status() -> str:
+    """For /healthz: "not configured", "ok", or what is wrong with Redis."""
+    if not settings.REDIS_URL:
+        return "not configured"
+    try:
+        _redis_client().ping()
+    except Exception as error:
+        redis_health.failed(error, time.time())
+        return f"unreachable ({type(error).__name__}); rate limits are counted per process"
+    redis_health.recovered()
+    return "ok"

@@ -1,11 +1,15 @@
 """Bearer authentication and authorization, the same for every door (HTTP API and MCP)."""
 
-from django.http import HttpRequest
+import threading
+import time
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
 from apps.api.errors import ApiFailure, insufficient_scope
 from apps.api.operations import Needs
-from apps.api.ratelimit import rate_limit_hit
+from apps.api.ratelimit import RateLimitState, rate_limit_take
 from apps.common.http import client_ip
 from apps.workspaces.models import Membership
 
@@ -26,28 +30,96 @@ def bearer_credential(request: HttpRequest) -> str | None:
     return credential.strip() or None
 
 
+class _BlockedAddresses:
+    """Client addresses this process refuses for a while after too many failed authentications.
+
+    The failures are counted in the shared rate limiter; the block itself is per process, and it
+    is looked at only while it holds an address, so the hot path pays nothing otherwise.
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.until: dict[str, float] = {}
+
+    def retry_after(self, ip: str, now: float) -> int | None:
+        until = self.until.get(ip)
+        if until is None:
+            return None
+        if until <= now:
+            with self.lock:
+                self.until.pop(ip, None)
+            return None
+        return max(1, int(until - now + 0.999))
+
+    def block(self, ip: str, seconds: int, now: float) -> None:
+        with self.lock:
+            self.until = {a: u for a, u in self.until.items() if u > now}
+            self.until[ip] = now + seconds
+
+    def clear(self) -> None:
+        with self.lock:
+            self.until.clear()
+
+
+blocked_addresses = _BlockedAddresses()
+
+
+def _too_many_failures(retry_after: int) -> ApiFailure:
+    return ApiFailure(
+        "rate-limited",
+        f"Too many failed authentications from this address; try again in {retry_after} seconds.",
+        Retry_After=str(retry_after),
+    )
+
+
+def _count_failed_authentication(request: HttpRequest) -> None:
+    """Count a refused credential against the client's address; 429 once it is over the limit."""
+    ip = client_ip(request) or "unknown"
+    now = time.time()
+    state = rate_limit_take(f"authfail:{ip}", settings.API_AUTH_FAILURES_PER_MINUTE, now=now)
+    if state is not None and state.refused:
+        blocked_addresses.block(ip, state.retry_after, now)
+        raise _too_many_failures(state.retry_after)
+
+
 def api_key_from_request(request: HttpRequest) -> ApiKey:
     """The active key the request carries, counted against its rate limit and stamped as used.
 
-    Raises ApiFailure with the 401 or 429 of the error table.
+    Raises ApiFailure with the 401 or 429 of the error table. The key's rate-limit standing is
+    left on `request.rate_limit` for rate_limit_headers().
     """
     credential = bearer_credential(request)
     if credential is None:
         raise ApiFailure("missing-key")
+    if blocked_addresses.until:
+        retry_after = blocked_addresses.retry_after(client_ip(request) or "unknown", time.time())
+        if retry_after is not None:
+            raise _too_many_failures(retry_after)
     now = timezone.now()
     try:
         key = api_key_authenticate(credential, now=now)
     except KeyRejected as rejected:
+        _count_failed_authentication(request)
         raise ApiFailure(rejected.reason) from None
-    retry_after = rate_limit_hit(key.pk)
-    if retry_after is not None:
+    state = rate_limit_take(f"key:{key.pk}", settings.API_RATE_LIMIT_PER_MINUTE)
+    request.rate_limit = state  # type: ignore[attr-defined]
+    if state is not None and state.refused:
         raise ApiFailure(
             "rate-limited",
-            f"Too many requests with this key; try again in {retry_after} seconds.",
-            Retry_After=str(retry_after),
+            f"Too many requests with this key; try again in {state.retry_after} seconds.",
+            **state.headers(),
         )
     api_key_record_use(key, ip=lambda: client_ip(request), now=now)
     return key
+
+
+def rate_limit_headers(request: HttpRequest, response: HttpResponse) -> HttpResponse:
+    """Add the RateLimit fields of the request's key, when it has been counted, to `response`."""
+    state: RateLimitState | None = getattr(request, "rate_limit", None)
+    if state is not None:
+        for name, value in state.headers().items():
+            response.headers.setdefault(name, value)
+    return response
 
 
 def needed_scopes(needs: Needs) -> tuple[str, ...]:

@@ -158,21 +158,6 @@ def test_wrong_method_is_refused_with_allow_before_authentication(client):
     assert client.put("/api/v1/products")["Allow"] == "GET, POST"
 
 
-def test_rate_limit_per_key_with_retry_after(client, key, settings):
-    settings.API_RATE_LIMIT_PER_MINUTE = 3
-    other = make_key()
-    with time_machine.travel("2026-11-22 10:00:15Z", tick=False):
-        for _ in range(3):
-            assert client.get(URL, **auth(key.secret)).status_code == 200
-        response = client.get(URL, **auth(key.secret))
-        assert response.status_code == 429
-        assert error_of(response) == "rate-limited"
-        assert response["Retry-After"] == "45"
-        assert client.get(URL, **auth(other.secret)).status_code == 200
-    with time_machine.travel("2026-11-22 10:01:00Z", tick=False):
-        assert client.get(URL, **auth(key.secret)).status_code == 200
-
-
 def test_unexpected_error_is_internal_error_json_without_the_secret(key, monkeypatch, caplog):
     def explode(*args, **kwargs):
         raise RuntimeError("boom")
@@ -222,43 +207,8 @@ def test_api_answers_are_not_cached(client, key):
     assert client.get(URL)["Cache-Control"] == "no-store"
 
 
-def test_health_checks_the_database(client, monkeypatch):
-    assert client.get("/healthz").json() == {"status": "ok", "database": "ok"}
-
-    def broken_cursor(*args, **kwargs):
-        raise RuntimeError("database down")
-
-    monkeypatch.setattr("apps.api.views.connection.cursor", broken_cursor)
-    response = client.get("/healthz")
-    assert response.status_code == 503
-
-
 def test_expiry_time_is_checked_per_request_not_cached(client):
     created = make_key(expires_in=timedelta(minutes=5))
     assert client.get(URL, **auth(created.secret)).status_code == 200
     with time_machine.travel(timezone.now() + timedelta(minutes=5, seconds=1)):
         assert client.get(URL, **auth(created.secret)).status_code == 401
-
-
-def test_rate_limit_is_shared_through_redis_when_configured(client, key, settings):
-    """With REDIS_URL the counters live in the cache, so every app server sees them."""
-    settings.REDIS_URL = "redis://127.0.0.1:6379/15"
-    settings.CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": settings.REDIS_URL,
-        }
-    }
-    from django.core.cache import cache
-
-    try:
-        cache.clear()
-    except Exception:
-        pytest.skip("no Redis at 127.0.0.1:6379")
-    settings.API_RATE_LIMIT_PER_MINUTE = 2
-    with time_machine.travel("2026-11-22 10:00:30Z", tick=False):
-        assert client.get(URL, **auth(key.secret)).status_code == 200
-        assert cache.get(f"ratelimit:{key.key.pk}:{int(timezone.now().timestamp()) // 60}") == 1
-        assert client.get(URL, **auth(key.secret)).status_code == 200
-        assert client.get(URL, **auth(key.secret)).status_code == 429
-    cache.clear()

@@ -202,7 +202,8 @@ def test_update_through_mcp_is_audited_with_the_key_as_actor(live_server):
         ("list_products", {"limit": "ten"}, "limit"),
         ("list_posts", {}, "communityId"),
         ("get_workspace", {"extra": 1}, "extra"),
-        ("create_page", {"title": "\u202eevil", "slug": "Not A Slug", "body": ""}, "slug"),
+        ("create_page", {"title": "About", "slug": "Not A Slug", "body": ""}, "slug"),
+        ("create_page", {"title": "\u202eevil", "slug": "about", "body": ""}, "title"),
     ],
 )
 def test_bad_arguments_are_a_tool_error_naming_the_field(live_server, tool, arguments, field):

@@ -1,0 +1,207 @@
+"""Rate limits: the per-key bucket, its RateLimit fields, failed authentication per address,
+and Redis: shared between app servers, and failing open when it is down."""
+
+import shutil
+import socket
+import subprocess
+import time
+from datetime import datetime, timedelta
+
+import pytest
+import time_machine
+from django.core.cache import caches
+from django.test import override_settings
+
+from apps.api import ratelimit
+from tests.conftest import auth
+from tests.factories import make_key
+
+pytestmark = pytest.mark.django_db
+URL = "/api/v1/workspace"
+T0 = datetime.fromisoformat("2026-11-22T10:00:15+00:00")
+
+
+def at(moment: datetime):
+    return time_machine.travel(moment, tick=False)
+
+
+def test_a_key_gets_its_limit_then_429_with_retry_after_and_ratelimit_fields(client, key, settings):
+    settings.API_RATE_LIMIT_PER_MINUTE = 3  # one request every 20 s once the burst is spent
+    other = make_key()
+    with at(T0):
+        answers = [client.get(URL, **auth(key.secret)) for _ in range(3)]
+        assert [a.status_code for a in answers] == [200, 200, 200]
+        assert [a["RateLimit"] for a in answers] == [
+            '"default";r=2;t=20',
+            '"default";r=1;t=40',
+            '"default";r=0;t=60',
+        ]
+        assert answers[0]["RateLimit-Policy"] == '"default";q=3;w=60'
+        refused = client.get(URL, **auth(key.secret))
+        assert refused.status_code == 429
+        assert refused.json()["error"] == "rate-limited"
+        assert refused["Retry-After"] == "20"
+        assert refused["RateLimit"] == '"default";r=0;t=20'
+        assert client.get(URL, **auth(other.secret)).status_code == 200
+    with at(T0 + timedelta(seconds=19)):
+        assert client.get(URL, **auth(key.secret)).status_code == 429
+    with at(T0 + timedelta(seconds=20)):
+        assert client.get(URL, **auth(key.secret)).status_code == 200
+
+
+def test_every_authenticated_answer_carries_the_fields_errors_included(client, settings):
+    reader = make_key(scopes=["pages:read"])
+    forbidden = client.get("/api/v1/products", **auth(reader.secret))
+    assert forbidden.status_code == 403
+    assert forbidden["RateLimit"].startswith('"default";r=')
+    invalid = client.post(
+        "/api/v1/pages", "[]", content_type="application/json", **auth(reader.secret)
+    )
+    assert invalid.status_code == 403 and "RateLimit-Policy" in invalid
+    assert "RateLimit" not in client.get(URL)  # no key, nothing counted
+
+
+def test_no_burst_of_twice_the_limit_around_a_minute_boundary(client, key, settings):
+    settings.API_RATE_LIMIT_PER_MINUTE = 60
+    end_of_minute = datetime.fromisoformat("2026-11-22T10:00:59.500+00:00")
+    with at(end_of_minute):
+        codes = [client.get(URL, **auth(key.secret)).status_code for _ in range(61)]
+        assert codes.count(200) == 60 and codes[-1] == 429
+    with at(end_of_minute + timedelta(seconds=1)):  # a new minute on the clock
+        codes = [client.get(URL, **auth(key.secret)).status_code for _ in range(5)]
+        assert codes == [200, 429, 429, 429, 429]
+
+
+def test_failed_authentication_is_limited_per_client_address(client, settings):
+    settings.API_AUTH_FAILURES_PER_MINUTE = 5
+    good = make_key()
+    bad = make_key()
+    bad_secret = bad.secret
+    from apps.api_keys.services import api_key_revoke
+    from apps.audit.services import Actor
+
+    api_key_revoke(key=bad.key, actor=Actor.of_operator("test"))
+    attacker = {"REMOTE_ADDR": "198.51.100.66"}
+    with at(T0):
+        codes = [
+            client.get(
+                URL, **auth(bad_secret if i % 2 else "gwk_" + "x" * 38), **attacker
+            ).status_code
+            for i in range(6)
+        ]
+        assert codes == [401, 401, 401, 401, 401, 429]
+        blocked = client.get(URL, **auth(good.secret), **attacker)
+        assert blocked.status_code == 429
+        assert "failed authentications" in blocked.json()["message"]
+        assert int(blocked["Retry-After"]) >= 1
+        assert client.get(URL, **auth(good.secret), REMOTE_ADDR="203.0.113.5").status_code == 200
+    with at(T0 + timedelta(minutes=1)):
+        assert client.get(URL, **auth(good.secret), **attacker).status_code == 200
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def redis_server():
+    """A private Redis on a free port that a test can stop and start again."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.skip("redis-server is not installed")
+    port = _free_port()
+    processes = []
+
+    def start():
+        process = subprocess.Popen(
+            [
+                binary,
+                "--port",
+                str(port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ],
+            stdout=subprocess.DEVNULL,
+        )
+        processes.append(process)
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+                return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("redis-server did not start")
+
+    def stop():
+        processes[-1].terminate()
+        processes[-1].wait(5)
+
+    start()
+    yield f"redis://127.0.0.1:{port}/0", start, stop
+    for process in processes:
+        if process.poll() is None:
+            process.kill()
+            process.wait(5)
+
+
+@pytest.fixture
+def with_redis(redis_server):
+    """The app configured with that Redis; undone before the Redis goes away."""
+    url, start, stop = redis_server
+    redis_cache = {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": url,
+        "OPTIONS": {"socket_connect_timeout": 0.25, "socket_timeout": 0.25},
+    }
+    with override_settings(REDIS_URL=url, CACHES={"default": redis_cache}):
+        yield start, stop
+        caches["default"].close()
+
+
+def test_the_limit_is_shared_through_redis_across_app_servers(client, key, settings, with_redis):
+    settings.API_RATE_LIMIT_PER_MINUTE = 2
+    with at(T0):
+        assert client.get(URL, **auth(key.secret)).status_code == 200
+        ratelimit.rate_limit_reset()  # another app server: nothing counted in its memory
+        assert client.get(URL, **auth(key.secret)).status_code == 200
+        ratelimit.rate_limit_reset()
+        assert client.get(URL, **auth(key.secret)).status_code == 429
+
+
+def test_with_redis_down_the_api_serves_and_healthz_says_degraded(
+    client, key, settings, with_redis, caplog
+):
+    start, stop = with_redis
+    assert client.get("/healthz").json() == {"status": "ok", "database": "ok", "redis": "ok"}
+    stop()
+    caplog.set_level("WARNING", logger="apps.api")
+    answers = [client.get(URL, **auth(key.secret)) for _ in range(3)]
+    assert [a.status_code for a in answers] == [200, 200, 200]
+    assert answers[-1]["RateLimit"].startswith('"default";r=')
+    warnings = [r for r in caplog.records if "Redis is unreachable" in r.getMessage()]
+    assert len(warnings) == 1  # at most once a minute, not once per request
+    health = client.get("/healthz")
+    assert health.status_code == 200
+    assert health.json()["status"] == "degraded"
+    assert health.json()["redis"].startswith("unreachable")
+    start()
+    assert client.get("/healthz").json()["status"] == "ok"
+    with at(datetime.now().astimezone() + timedelta(seconds=ratelimit.REDIS_RETRY_SECONDS)):
+        assert client.get(URL, **auth(key.secret)).status_code == 200
+        assert ratelimit.redis_health.failed_at is None  # counting in Redis again
+
+
+def test_health_is_unavailable_without_the_database(client, monkeypatch):
+    def broken_cursor(*args, **kwargs):
+        raise RuntimeError("database down")
+
+    monkeypatch.setattr("apps.api.views.connection.cursor", broken_cursor)
+    response = client.get("/healthz")
+    assert response.status_code == 503
+    assert response.json()["database"] == "down"
