@@ -38,8 +38,12 @@ def _error_response(description: str, reasons: list[str], headers: dict | None =
     return response
 
 
-def _header(description: str, schema: dict | None = None) -> dict:
-    return {"description": description, "required": True, "schema": schema or {"type": "string"}}
+def _header(description: str, schema: dict | None = None, *, required: bool = True) -> dict:
+    return {
+        "description": description,
+        "required": required,
+        "schema": schema or {"type": "string"},
+    }
 
 
 def _json_body(ref: str) -> dict:
@@ -60,9 +64,16 @@ def build_openapi() -> dict[str, Any]:
         ),
         "Forbidden": _error_response(
             "The key lacks the scope the operation needs (member keys on workspace endpoints), "
-            "or its holder lacks the role.",
-            ["insufficient-scope", "insufficient-role"],
-            {"WWW-Authenticate": www_authenticate},
+            "or its holder lacks the role; or, in production, the request came over plain HTTP "
+            "(https-required: treat the key as exposed).",
+            ["insufficient-scope", "insufficient-role", "https-required"],
+            {
+                "WWW-Authenticate": _header(
+                    'With insufficient-scope: Bearer realm="api", error="insufficient_scope", '
+                    'scope="<the scopes that would do>".',
+                    required=False,
+                )
+            },
         ),
         "InvalidInput": _error_response(
             "The body or a parameter is not valid; the message names the field.",
@@ -82,7 +93,13 @@ def build_openapi() -> dict[str, Any]:
         "RateLimited": _error_response(
             "Over the per-key rate limit (1,000 requests a minute by default).",
             ["rate-limited"],
-            {"Retry-After": _header("Seconds to wait.", {"type": "string", "pattern": "^[0-9]+$"})},
+            {
+                "Retry-After": _header(
+                    "Seconds to wait.", {"type": "string", "pattern": "^[0-9]+$"}
+                ),
+                "RateLimit-Policy": _header('The policy, e.g. "default";q=1000;w=60.'),
+                "RateLimit": _header('What is left, e.g. "default";r=0;t=12.'),
+            },
         ),
     }
 

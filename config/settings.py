@@ -83,9 +83,10 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: /api/ and /mcp are answered there, without any of the browser middleware below.
+    "apps.api.middleware.api_front_door",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "apps.api.middleware.api_errors_as_json",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

@@ -2,6 +2,7 @@
 benchmark: DEBUG off, throwaway secrets, a temporary SQLite file unless DATABASE_URL is set."""
 
 import os
+import secrets
 import socket
 import subprocess
 import sys
@@ -21,8 +22,8 @@ def production_like_env(name: str, **overrides: str) -> dict[str, str]:
     env.setdefault("DATABASE_URL", f"sqlite:///{tmp}/{name}.sqlite3")
     env.update(
         DEBUG="false",
-        SECRET_KEY=f"{name}-secret-key-" + "x" * 40,
-        API_KEY_HASH_SECRET=f"{name}-api-key-hash-secret",
+        SECRET_KEY=secrets.token_urlsafe(50),
+        API_KEY_HASH_SECRET=secrets.token_urlsafe(48),
         SECURE_SSL_REDIRECT="false",
         LOG_LEVEL="WARNING",
         GATEHOUSE_TMP=tmp,

@@ -9,6 +9,7 @@ STATUS_BY_REASON = {
     "revoked-key": 401,
     "insufficient-scope": 403,
     "insufficient-role": 403,
+    "https-required": 403,
     "invalid-input": 400,
     "payload-too-large": 413,
     "unsupported-media-type": 415,
@@ -25,6 +26,9 @@ DEFAULT_MESSAGES = {
     "revoked-key": "The API key has been revoked.",
     "insufficient-scope": "This key does not hold the scope this operation needs.",
     "insufficient-role": "The key's holder does not have the role this operation needs.",
+    "https-required": "This API answers over HTTPS only. The key sent with this request crossed "
+    "the network unencrypted: treat it as exposed, roll or revoke it, and call the https:// "
+    "address.",
     "invalid-input": "The request is not valid.",
     "payload-too-large": "The request body is too large.",
     "unsupported-media-type": "Send the request body as JSON with Content-Type: application/json.",

@@ -1,13 +1,26 @@
+"""The API's own path through Django: `/api/` and `/mcp` skip the dashboard's middleware.
+
+Sessions, CSRF, authentication, messages, clickjacking and htmx serve browsers; an API request
+authenticates by its bearer key alone, so none of them runs for it. `api_front_door` sits first
+in MIDDLEWARE, resolves the URL itself and calls the view: a request on this path has no
+`request.session` and no `request.user`, so the API cannot accept a session even by mistake,
+and it pays only for what it uses.
+"""
+
 import logging
 from collections.abc import Callable
 
+from django.conf import settings
+from django.core.exceptions import DisallowedHost
 from django.http import HttpRequest, HttpResponse
+from django.urls import Resolver404, get_resolver
 
 from .errors import api_error
 
 logger = logging.getLogger("apps.api")
 
 API_PREFIX = "/api/"
+MCP_PATH = "/mcp"
 REASON_BY_STATUS = {
     400: "invalid-input",
     404: "not-found",
@@ -17,30 +30,53 @@ REASON_BY_STATUS = {
 }
 
 
-class api_errors_as_json:  # noqa: N801 - named like a function middleware, which it stands for
-    """Every response under /api/ is JSON: unexpected errors become `internal-error`, and an
-    HTML error page rendered by Django itself (a bad Host header, say) becomes its JSON twin."""
+def is_api_path(path: str) -> bool:
+    return path.startswith(API_PREFIX) or path == MCP_PATH
+
+
+def _answer(request: HttpRequest) -> HttpResponse:
+    try:
+        request.get_host()  # ALLOWED_HOSTS, as CommonMiddleware would check it
+    except DisallowedHost:
+        return api_error(
+            "invalid-input", "The Host header names a host this server does not serve."
+        )
+    if settings.SECURE_SSL_REDIRECT and not request.is_secure():
+        # A redirect would come too late: the key has already crossed the network in clear.
+        return api_error("https-required")
+    try:
+        match = get_resolver().resolve(request.path_info)
+    except Resolver404:
+        return api_error("not-found", f"There is no API endpoint at {request.path}.")
+    request.resolver_match = match
+    return match.func(request, *match.args, **match.kwargs)
+
+
+class api_front_door:  # noqa: N801 - named like a function middleware, which it stands for
+    """Answer API and MCP requests without the dashboard's middleware; pass the rest on.
+
+    Every answer under the API is JSON (an unexpected error is `internal-error`, never an HTML
+    page or a stack trace) and may not be stored by any cache.
+    """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        response = self.get_response(request)
-        if (
-            request.path.startswith(API_PREFIX)
-            and response.status_code >= 400
-            and not response.get("Content-Type", "").startswith("application/json")
+        if not is_api_path(request.path_info):
+            return self.get_response(request)
+        try:
+            response = _answer(request)
+        except Exception:
+            # The request itself is not logged: its headers carry the caller's secret.
+            logger.exception("Unhandled error on %s %s", request.method, request.path)
+            response = api_error("internal-error")
+        if response.status_code >= 400 and not response.get("Content-Type", "").startswith(
+            "application/json"
         ):
-            reason = REASON_BY_STATUS.get(response.status_code, "internal-error")
-            response = api_error(reason)
-        if request.path.startswith(API_PREFIX) and not response.has_header("Cache-Control"):
+            response = api_error(REASON_BY_STATUS.get(response.status_code, "internal-error"))
+        if not response.has_header("Cache-Control"):
             # Answers depend on the caller's key: no shared cache may keep them.
             response["Cache-Control"] = "no-store"
+        response["X-Content-Type-Options"] = "nosniff"
         return response
-
-    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        if not request.path.startswith(API_PREFIX):
-            return None
-        # The request itself is not logged: its headers carry the caller's secret.
-        logger.error("Unhandled error on %s %s", request.method, request.path, exc_info=exception)
-        return api_error("internal-error")

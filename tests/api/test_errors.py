@@ -212,3 +212,27 @@ def test_expiry_time_is_checked_per_request_not_cached(client):
     assert client.get(URL, **auth(created.secret)).status_code == 200
     with time_machine.travel(timezone.now() + timedelta(minutes=5, seconds=1)):
         assert client.get(URL, **auth(created.secret)).status_code == 401
+
+
+def test_the_api_never_accepts_a_session_and_never_sets_a_cookie(client):
+    created = make_key()
+    client.force_login(created.key.user)
+    response = client.get(URL)
+    assert response.status_code == 401 and error_of(response) == "missing-key"
+    assert not response.cookies and "Cookie" not in response.get("Vary", "")
+    answered = client.get(URL, **auth(created.secret))
+    assert answered.status_code == 200 and not answered.cookies
+    assert answered["X-Content-Type-Options"] == "nosniff"
+
+
+def test_plain_http_is_refused_with_json_not_redirected_in_production(client, settings):
+    settings.SECURE_SSL_REDIRECT = True
+    created = make_key()
+    refused = client.get(URL, **auth(created.secret))
+    assert refused.status_code == 403
+    assert error_of(refused) == "https-required"
+    assert "treat it as exposed" in refused.json()["message"]
+    mcp = client.post("/mcp", "{}", content_type="application/json", **auth(created.secret))
+    assert mcp.status_code == 403 and error_of(mcp) == "https-required"
+    assert client.get(URL, secure=True, **auth(created.secret)).status_code == 200
+    assert client.get("/sign-in/").status_code == 301  # the dashboard still redirects

@@ -1,0 +1,54 @@
+"""System checks for the key store's server secret (`manage.py check --deploy` reports them)."""
+
+from django.conf import settings
+from django.core.checks import Error, Tags, Warning, register
+
+MIN_SECRET_BYTES = 32
+# Values that are somebody's example, not a secret: .env.example's and the development default.
+PLACEHOLDER_MARKS = ("change-me", "changeme", "dev-only", "example", "placeholder", "your-")
+
+
+def hash_secret_problem(value: str) -> str | None:
+    """Why `value` cannot be API_KEY_HASH_SECRET in production, or None when it can."""
+    lowered = value.lower()
+    if any(mark in lowered for mark in PLACEHOLDER_MARKS):
+        return "is a placeholder from the examples"
+    if len(value.encode()) < MIN_SECRET_BYTES:
+        return f"is shorter than {MIN_SECRET_BYTES} bytes"
+    if len(set(value)) < 8:
+        return "repeats too few characters to be random"
+    return None
+
+
+@register(Tags.security)
+def check_api_key_hash_secret(app_configs, **kwargs) -> list[Error]:
+    """With DEBUG off, API_KEY_HASH_SECRET must be a real secret: every key's hash depends on it."""
+    if settings.DEBUG:
+        return []
+    problem = hash_secret_problem(settings.API_KEY_HASH_SECRET)
+    if problem is None:
+        return []
+    return [
+        Error(
+            f"API_KEY_HASH_SECRET {problem}.",
+            hint="Set it to at least 32 random bytes, e.g. the output of "
+            "`python3 -c 'import secrets; print(secrets.token_urlsafe(48))'`, and keep it apart "
+            "from SECRET_KEY.",
+            id="gatehouse.E001",
+        )
+    ]
+
+
+@register(Tags.security, deploy=True)
+def check_shared_rate_limits(app_configs, **kwargs) -> list[Warning]:
+    """Without Redis each app server process counts rate limits on its own."""
+    if settings.REDIS_URL or settings.API_RATE_LIMIT_PER_MINUTE <= 0:
+        return []
+    return [
+        Warning(
+            "REDIS_URL is not set: rate limits and failed-authentication limits are counted per "
+            "process, so N processes let N times the limit through.",
+            hint="Set REDIS_URL to a Redis that every app server shares.",
+            id="gatehouse.W001",
+        )
+    ]
