@@ -18,6 +18,7 @@ from apps.common.validation import InvalidInput, clean_text
 from apps.workspaces.models import Workspace
 
 from . import tokens
+from .lookup import api_key_with_holder
 from .models import ApiKey, ApiKeyState, ExpiryNotice
 from .scopes import ALL_SCOPES, MEMBER_SCOPES
 
@@ -141,12 +142,9 @@ def api_key_authenticate(raw: str, *, now: datetime | None = None) -> ApiKey:
     """
     if tokens.kind_of(raw) is None:
         raise KeyRejected("invalid-key")
-    try:
-        key = ApiKey.objects.select_related("workspace", "user").get(
-            secret_hash=tokens.hash_secret(raw)
-        )
-    except ApiKey.DoesNotExist:
-        raise KeyRejected("invalid-key") from None
+    key = api_key_with_holder(tokens.hash_secret(raw))
+    if key is None:
+        raise KeyRejected("invalid-key")
     # The same rules as ApiKey.state_at, spelled out: this runs on every request.
     if key.revoked_at is not None:
         raise KeyRejected("revoked-key")

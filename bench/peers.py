@@ -1,0 +1,83 @@
+"""Gatehouse beside the best-known Django key libraries, in the shared harness's own run.
+
+    python3 bench/peers.py [--keys N]        # needs ../shared/bench and PostgreSQL
+
+Serves Gatehouse as that harness asks (gunicorn, 2 sync workers, DEBUG off, PostgreSQL over the
+local socket with persistent connections, rate limiter on with a limit no run reaches), mints a
+key, and runs `../shared/bench/run.sh` with Gatehouse's authenticated GET /api/v1/workspace as
+its extra target, so the report gives Gatehouse's ratio to the bare Django view of the same run.
+With --keys N, N more keys are put in the table first (one INSERT ... SELECT), to show that a
+lookup by the indexed hash does not grow with the table.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED_BENCH = ROOT.parent / "shared" / "bench"
+sys.path.insert(0, str(ROOT / "scripts"))
+from local_server import gunicorn, manage, production_like_env  # noqa: E402
+
+DATABASE = "gatehouse_peers"
+
+# Run by `manage.py shell`: copies the bench key N times with distinct hashes, in one statement.
+FILL_KEYS = """
+from django.db import connection
+from apps.api_keys.models import ApiKey
+table = ApiKey._meta.db_table
+columns = [f.column for f in ApiKey._meta.concrete_fields if f.column != "id"]
+values = {"secret_hash": "encode(sha256(('filler-' || n)::bytea), 'hex')", "name": "'filler ' || n"}
+select = ", ".join(values.get(c, "k." + c) for c in columns)
+with connection.cursor() as cursor:
+    cursor.execute(
+        f"INSERT INTO {table} ({', '.join(columns)}) SELECT {select} "
+        f"FROM {table} k, generate_series(1, %s) AS n WHERE k.id = (SELECT min(id) FROM {table})",
+        [COUNT],
+    )
+    cursor.execute(f"ANALYZE {table}")
+print(ApiKey.objects.count())
+"""
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--keys", type=int, default=0, help="extra keys in the table first")
+    args = parser.parse_args()
+    if not (SHARED_BENCH / "run.sh").exists():
+        print(f"No harness at {SHARED_BENCH}")
+        return 2
+    subprocess.run(["dropdb", "--if-exists", "-h", "127.0.0.1", "-U", "postgres", DATABASE])
+    subprocess.run(["createdb", "-h", "127.0.0.1", "-U", "postgres", DATABASE], check=True)
+    env = production_like_env(
+        "peers",
+        # The local socket, as the harness's peers use it.
+        DATABASE_URL=f"postgres://postgres@/{DATABASE}?host=/var/run/postgresql",
+        DATABASE_CONN_MAX_AGE="600",
+        API_RATE_LIMIT_PER_MINUTE="1000000000",
+    )
+    manage(env, "migrate", "--noinput")
+    workspace_id = manage(env, "createworkspace", "Bench", "--owner", "bench@example.com")
+    secret = manage(
+        env,
+        "createapikey",
+        *("--workspace", workspace_id, "--user", "bench@example.com", "--name", "bench"),
+        *("--scopes", "products:read"),
+    )
+    if args.keys:
+        total = manage(env, "shell", "-c", FILL_KEYS.replace("COUNT", str(int(args.keys))))
+        print(f"{total} keys in the table")
+    with gunicorn(env, workers=2) as (base, _server):
+        harness_env = dict(
+            os.environ,
+            EXTRA_NAME="gatehouse",
+            EXTRA_URL=f"{base}/api/v1/workspace",
+            EXTRA_AUTH_HEADER=f"Authorization: Bearer {secret}",
+        )
+        return subprocess.run(["bash", str(SHARED_BENCH / "run.sh")], env=harness_env).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,36 @@
+"""The prepared key lookup gives exactly what the ORM's select_related query gives."""
+
+from datetime import timedelta
+
+import pytest
+from django.forms.models import model_to_dict
+from django.utils import timezone
+
+from apps.api_keys import tokens
+from apps.api_keys.lookup import api_key_with_holder
+from apps.api_keys.models import ApiKey
+from tests.factories import make_key
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_lookup_builds_the_same_key_workspace_and_user_as_the_orm(django_assert_num_queries):
+    created = make_key(scopes=["pages:read", "products:write"], expires_in=timedelta(days=3))
+    ApiKey.objects.filter(pk=created.key.pk).update(
+        last_used_at=timezone.now(), last_used_ip="2001:db8::7"
+    )
+    expected = ApiKey.objects.select_related("workspace", "user").get(pk=created.key.pk)
+    with django_assert_num_queries(1):
+        found = api_key_with_holder(tokens.hash_secret(created.secret))
+    assert model_to_dict(found) == model_to_dict(expected)
+    assert found.expires_at == expected.expires_at and found.expires_at.tzinfo is not None
+    assert found.last_used_at == expected.last_used_at
+    assert found.scopes == ["pages:read", "products:write"]
+    assert model_to_dict(found.workspace) == model_to_dict(expected.workspace)
+    assert found.user.email == expected.user.email and found.user.pk == expected.user.pk
+    assert not found._state.adding and found._state.db == "default"
+
+
+def test_an_unknown_hash_is_none():
+    make_key()
+    assert api_key_with_holder(tokens.hash_secret("gwk_" + "a" * 38)) is None
