@@ -217,9 +217,25 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {"redact_query_credentials": {"()": "apps.common.logging.RedactQueryCredentials"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "plain",
+            "filters": ["redact_query_credentials"],
+        }
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    # The MCP SDK logs two INFO lines per stateless request (its session manager starting and
-    # stopping) and httpx2 one per call: noise at this volume, so warnings only.
-    "loggers": {name: {"level": "WARNING"} for name in ("mcp", "httpx2")},
+    "loggers": {
+        # The development server's access log: a key sent in a URL never reaches it.
+        "django.server": {
+            "handlers": ["console"],
+            "level": "INFO",
+            "propagate": False,
+            "filters": ["redact_query_credentials"],
+        },
+        # The MCP SDK logs two INFO lines per stateless request (its session manager starting
+        # and stopping) and httpx2 one per call: noise at this volume, so warnings only.
+        **{name: {"level": "WARNING"} for name in ("mcp", "httpx2")},
+    },
 }
