@@ -87,7 +87,8 @@ def psql(sql: str) -> str:
 
 
 def commits() -> int:
-    return int(psql(f"SELECT xact_commit FROM pg_stat_database WHERE datname = '{DATABASE}'"))
+    sql = f"SELECT xact_commit FROM pg_stat_database WHERE datname = '{DATABASE}'"  # noqa: S608
+    return int(psql(sql))
 
 
 def measure(url: str, seconds: int, header: str | None, script: str | None) -> dict[str, float]:
