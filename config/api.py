@@ -15,10 +15,11 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import URLPattern, path, re_path
 
 from apps.api.errors import ApiFailure, api_error
-from apps.api.http import json_body, methods
+from apps.api.http import json_body, methods, request_body_bytes
 from apps.api.operations import Call, NotFound, Operation
 from apps.api.views import not_found
 from apps.api_keys.auth import api_key_authorize, api_key_from_request, rate_limit_headers
+from apps.api_keys.leaks import ReportRefused, leak_report_handle
 from apps.audit.services import Actor
 from apps.common.http import client_ip
 from apps.common.validation import InvalidInput
@@ -88,6 +89,22 @@ def http_handler(op: Operation) -> Callable[..., HttpResponse]:
     return handler
 
 
+def secret_scanning_report(request: HttpRequest) -> HttpResponse:
+    """GitHub's secret-scanning partner endpoint: authenticated by its signature, not a key."""
+    try:
+        body = request_body_bytes(request)
+        answer = leak_report_handle(
+            body,
+            request.headers.get("Github-Public-Key-Identifier", ""),
+            request.headers.get("Github-Public-Key-Signature", ""),
+        )
+    except ApiFailure as failure:
+        return failure.response()
+    except ReportRefused as refused:
+        return api_error(refused.reason, refused.message)
+    return JsonResponse(answer, safe=False)
+
+
 def _django_route(openapi_path: str) -> str:
     # Path parameters are ids: a non-number is an unknown path (404) before any key is read.
     return re.sub(r"\{(\w+)\}", r"<int:\1>", openapi_path.lstrip("/"))
@@ -118,6 +135,11 @@ def _api_urlpatterns() -> list[URLPattern]:
     return [
         *patterns,
         path("v1/openapi.json", methods(GET=_openapi), name="openapi"),
+        path(
+            "v1/secret-scanning/reports",
+            methods(POST=secret_scanning_report),
+            name="secret_scanning_reports",
+        ),
         re_path(r"^(?P<rest>.*)$", not_found),
     ]
 

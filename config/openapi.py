@@ -160,6 +160,7 @@ def build_openapi() -> dict[str, Any]:
         }
         paths.setdefault(op.path, {})[op.method.lower()] = operation
     paths.update(device_grant_paths())
+    paths.update(secret_scanning_paths())
     return {
         "openapi": "3.1.0",
         "info": {
@@ -215,6 +216,81 @@ def _oauth_error(codes: list[str]) -> dict[str, Any]:
 def _scope_list_pattern() -> str:
     one = "(" + "|".join(re.escape(scope) for scope in ALL_SCOPES) + ")"
     return f"^({one}( {one})*)?$"
+
+
+def secret_scanning_paths() -> dict[str, Any]:
+    """GitHub's secret-scanning partner endpoint: signed reports of leaked keys."""
+    item = {
+        "type": "object",
+        "required": ["token"],
+        "properties": {
+            "token": {"type": "string", "description": "The string found."},
+            "type": {"type": "string", "description": "The secret type registered with GitHub."},
+            "url": {"type": "string", "description": "Where it was found."},
+            "source": {"type": "string", "description": "e.g. content, commit, issue."},
+        },
+    }
+    verdict = {
+        "type": "object",
+        "required": ["token_hash", "token_type", "label"],
+        "properties": {
+            "token_hash": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+            "token_type": {"type": "string"},
+            "label": {"enum": ["true_positive", "false_positive"]},
+        },
+    }
+    signature_headers = [
+        {
+            "name": "Github-Public-Key-Identifier",
+            "in": "header",
+            "required": True,
+            "schema": {"type": "string"},
+            "description": "Which of GitHub's secret-scanning public keys signed the body.",
+        },
+        {
+            "name": "Github-Public-Key-Signature",
+            "in": "header",
+            "required": True,
+            "schema": {"type": "string"},
+            "description": "Base64 ECDSA P-256 SHA-256 signature of the raw body.",
+        },
+    ]
+    return {
+        "/secret-scanning/reports": {
+            "post": {
+                "operationId": "reportLeakedKeys",
+                "summary": "Report leaked keys (GitHub secret scanning partner program)",
+                "description": "Every reported key that is active is revoked at once, audited "
+                "as key.leaked with the URL, and its holder is e-mailed. Unknown tokens are "
+                "labelled false_positive and change nothing; so does a repeated report. "
+                "Authenticated by the signature, not by a key.",
+                "security": [],
+                "parameters": signature_headers,
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        "application/json": {
+                            "schema": {"type": "array", "maxItems": 1000, "items": item}
+                        }
+                    },
+                },
+                "responses": {
+                    "200": {
+                        "description": "One verdict per reported token.",
+                        "content": {
+                            "application/json": {"schema": {"type": "array", "items": verdict}}
+                        },
+                    },
+                    "400": {"$ref": "#/components/responses/InvalidInput"},
+                    "403": _error_response(
+                        "A missing, forged or no longer current signature; nothing is revoked.",
+                        ["invalid-signature"],
+                    ),
+                    "413": {"$ref": "#/components/responses/PayloadTooLarge"},
+                },
+            }
+        }
+    }
 
 
 def device_grant_paths() -> dict[str, Any]:

@@ -196,6 +196,9 @@ API_RATE_LIMIT_PER_MINUTE = env_int("API_RATE_LIMIT_PER_MINUTE", 1_000)
 API_AUTH_FAILURES_PER_MINUTE = env_int("API_AUTH_FAILURES_PER_MINUTE", 100)
 # A key's last use is written at most once in this many seconds, so the hot path stays read-only.
 API_KEY_LAST_USED_INTERVAL_SECONDS = 60
+# GitHub secret scanning: its public keys, as JSON (the body of
+# https://api.github.com/meta/public_keys/secret_scanning). Empty: every report is refused.
+SECRET_SCANNING_PUBLIC_KEYS = os.environ.get("SECRET_SCANNING_PUBLIC_KEYS", "")
 # Behind a trusted reverse proxy, the number of proxies whose X-Forwarded-For entries to trust.
 TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
 

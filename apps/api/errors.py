@@ -10,6 +10,7 @@ STATUS_BY_REASON = {
     "insufficient-scope": 403,
     "insufficient-role": 403,
     "https-required": 403,
+    "invalid-signature": 403,
     "invalid-input": 400,
     "payload-too-large": 413,
     "unsupported-media-type": 415,
@@ -29,6 +30,7 @@ DEFAULT_MESSAGES = {
     "https-required": "This API answers over HTTPS only. The key sent with this request crossed "
     "the network unencrypted: treat it as exposed, roll or revoke it, and call the https:// "
     "address.",
+    "invalid-signature": "The report's signature could not be verified.",
     "invalid-input": "The request is not valid.",
     "payload-too-large": "The request body is too large.",
     "unsupported-media-type": "Send the request body as JSON with Content-Type: application/json.",

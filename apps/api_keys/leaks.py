@@ -1,0 +1,162 @@
+"""Leaked keys: GitHub's secret-scanning partner reports (PRODUCT.md §2).
+
+GitHub finds strings shaped like our keys in public code and POSTs them here, signed with ECDSA
+P-256 / SHA-256 over the raw body. A report whose signature checks out against a configured,
+current public key revokes every reported active key at once, audits `key.leaked` with the URL
+where it was found, and e-mails the key's holder. Anything else changes nothing.
+"""
+
+import base64
+import hashlib
+import json
+from dataclasses import dataclass
+from functools import cache
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.serialization import load_pem_public_key
+from django.conf import settings
+from django.core.mail import send_mail
+from django.db import transaction
+
+from apps.audit.models import Action
+from apps.audit.services import Actor, audit_record
+
+from . import tokens
+from .models import ApiKey
+from .services import api_key_revoke
+
+REPORTER = Actor.of_operator("GitHub secret scanning")
+MAX_REPORTED_TOKENS = 1000
+
+
+class ReportRefused(Exception):
+    """A report that is not acted on: `reason` is an error-table reason, `message` a sentence."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+
+@dataclass(frozen=True)
+class PublicKey:
+    identifier: str
+    key: ec.EllipticCurvePublicKey
+    is_current: bool
+
+
+@cache
+def _public_keys(raw: str) -> dict[str, PublicKey]:
+    """SECRET_SCANNING_PUBLIC_KEYS: GitHub's own list, as GET /meta/public_keys/secret_scanning
+    returns it (`{"public_keys": [{"key_identifier", "key", "is_current"}]}`) or just the list."""
+    if not raw:
+        return {}
+    data = json.loads(raw)
+    entries = data["public_keys"] if isinstance(data, dict) else data
+    keys = {}
+    for entry in entries:
+        key = load_pem_public_key(entry["key"].encode())
+        if not isinstance(key, ec.EllipticCurvePublicKey):
+            raise ValueError(f"{entry['key_identifier']} is not an elliptic-curve key")
+        keys[entry["key_identifier"]] = PublicKey(
+            entry["key_identifier"], key, bool(entry.get("is_current", True))
+        )
+    return keys
+
+
+def verify_report_signature(body: bytes, key_identifier: str, signature_b64: str) -> None:
+    """Raise ReportRefused unless `signature_b64` signs `body` with a current configured key."""
+    if not key_identifier or not signature_b64:
+        raise ReportRefused(
+            "invalid-signature",
+            "Send the Github-Public-Key-Identifier and Github-Public-Key-Signature headers.",
+        )
+    public = _public_keys(settings.SECRET_SCANNING_PUBLIC_KEYS).get(key_identifier)
+    if public is None:
+        raise ReportRefused("invalid-signature", "The public key identifier is not known here.")
+    if not public.is_current:
+        raise ReportRefused(
+            "invalid-signature", "The report is signed with a key that is no longer current."
+        )
+    try:
+        signature = base64.b64decode(signature_b64, validate=True)
+        public.key.verify(signature, body, ec.ECDSA(hashes.SHA256()))
+    except (ValueError, InvalidSignature):
+        raise ReportRefused("invalid-signature", "The signature does not match the body.") from None
+
+
+def _parse(body: bytes) -> list[dict[str, str]]:
+    try:
+        items = json.loads(body)
+    except ValueError:
+        raise ReportRefused("invalid-input", "The body is not JSON.") from None
+    if not isinstance(items, list) or len(items) > MAX_REPORTED_TOKENS:
+        raise ReportRefused(
+            "invalid-input", f"The body must be a JSON array of at most {MAX_REPORTED_TOKENS}."
+        )
+    for item in items:
+        if not isinstance(item, dict) or not isinstance(item.get("token"), str):
+            raise ReportRefused("invalid-input", "Every item needs a token string.")
+        for field in ("type", "url", "source"):
+            if not isinstance(item.get(field, ""), str):
+                raise ReportRefused("invalid-input", f"{field} must be a string.")
+    return items
+
+
+def _tell_the_holder(key: ApiKey, url: str) -> None:
+    where = f" at {url}" if url else ""
+    send_mail(
+        f"Your API key “{key.name}” was found in public and has been revoked",
+        f"GitHub found the API key “{key.name}” ({key.hint}) of {key.workspace.name} in a "
+        f"public place{where}. It has been revoked, so it no longer works.\n\n"
+        "Create a new key for whatever used it, keep it out of code and repositories (use an "
+        "environment variable or a secret store), and check the audit log for requests made "
+        "with the leaked key.\n",
+        None,
+        [key.user.email],
+    )
+
+
+def leak_report_handle(body: bytes, key_identifier: str, signature_b64: str) -> list[dict]:
+    """Verify and act on one report; the answer GitHub expects, one entry per reported token."""
+    verify_report_signature(body, key_identifier, signature_b64)
+    answer = []
+    for item in _parse(body):
+        token = item["token"]
+        key = None
+        if tokens.kind_of(token) is not None:
+            key = (
+                ApiKey.objects.select_related("workspace", "user")
+                .filter(secret_hash=tokens.hash_secret(token))
+                .first()
+            )
+        if key is not None:
+            _revoke_leaked(key, item.get("url", ""), item.get("source", ""))
+        answer.append(
+            {
+                "token_hash": hashlib.sha256(token.encode()).hexdigest(),
+                "token_type": item.get("type", ""),
+                "label": "true_positive" if key is not None else "false_positive",
+            }
+        )
+    return answer
+
+
+def _revoke_leaked(key: ApiKey, url: str, source: str) -> None:
+    """Revoke an active key and record why; a key revoked already is left as it is."""
+    with transaction.atomic():
+        locked = ApiKey.objects.select_for_update().get(pk=key.pk)
+        if locked.revoked_at is not None:
+            return
+        api_key_revoke(key=key, actor=REPORTER)
+        audit_record(
+            workspace=key.workspace,
+            action=Action.KEY_LEAKED,
+            actor=REPORTER,
+            key=key,
+            subject=f"{key.name} ({key.hint})",
+            data={"url": url[:2000], "source": source[:100]},
+        )
+        transaction.on_commit(lambda: _tell_the_holder(key, url))
