@@ -35,7 +35,8 @@ class _Part:
 
 @dataclass(frozen=True)
 class _Statement:
-    sql: str
+    sql: str  # by the current secret's hash
+    sql_previous: str  # by the hash of the secret before the last roll
     key: _Part
     workspace: _Part
     user: _Part
@@ -79,19 +80,31 @@ def _prepare(alias: str) -> _Statement:
     )
     # Only quoted names from the models' metadata go into the text; the hash is a parameter.
     table = quote(ApiKey._meta.db_table)
-    hash_column = quote(ApiKey._meta.get_field("secret_hash").column)
-    sql = f"SELECT {', '.join(selects)} FROM {table} k {joins} WHERE k.{hash_column} = %s"  # noqa: S608
-    return _Statement(sql=sql, key=parts[0], workspace=parts[1], user=parts[2])
+    select = f"SELECT {', '.join(selects)} FROM {table} k {joins} WHERE k."  # noqa: S608
+    return _Statement(
+        sql=select + quote(ApiKey._meta.get_field("secret_hash").column) + " = %s",
+        sql_previous=select
+        + quote(ApiKey._meta.get_field("previous_secret_hash").column)
+        + " = %s",
+        key=parts[0],
+        workspace=parts[1],
+        user=parts[2],
+    )
 
 
-def api_key_with_holder(secret_hash: str, *, alias: str = "default") -> ApiKey | None:
-    """The key stored under `secret_hash`, its workspace and user attached, in one query."""
+def api_key_with_holder(
+    secret_hash: str, *, alias: str = "default", previous: bool = False
+) -> ApiKey | None:
+    """The key stored under `secret_hash`, its workspace and user attached, in one query.
+
+    With `previous`, the key whose secret before its last roll had that hash.
+    """
     statement = _statements.get(alias)
     if statement is None:
         statement = _statements[alias] = _prepare(alias)
     connection = connections[alias]
     with connection.cursor() as cursor:
-        cursor.execute(statement.sql, [secret_hash])
+        cursor.execute(statement.sql_previous if previous else statement.sql, [secret_hash])
         row = cursor.fetchone()
     if row is None:
         return None

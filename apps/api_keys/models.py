@@ -63,12 +63,19 @@ class ApiKey(models.Model):
     )
     last_used_at = models.DateTimeField(null=True, blank=True)
     last_used_ip = models.GenericIPAddressField(null=True, blank=True)
+    # Rolling: the secret before the last roll keeps working until previous_secret_expires_at.
+    rolled_at = models.DateTimeField(null=True, blank=True)
+    previous_secret_hash = models.CharField(max_length=64, null=True, blank=True)
+    previous_secret_expires_at = models.DateTimeField(null=True, blank=True)
 
     objects = ApiKeyQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["workspace", "-created_at"], name="api_key_ws_created")]
+        indexes = [
+            models.Index(fields=["workspace", "-created_at"], name="api_key_ws_created"),
+            models.Index(fields=["previous_secret_hash"], name="api_key_previous_hash"),
+        ]
         constraints = [
             models.UniqueConstraint(fields=["secret_hash"], name="api_key_secret_hash_unique")
         ]
@@ -86,6 +93,18 @@ class ApiKey(models.Model):
     @property
     def state(self) -> str:
         return self.state_at(timezone.now())
+
+    def rolling_at(self, now: datetime) -> bool:
+        """Whether the secret before the last roll still works at `now`."""
+        return (
+            self.previous_secret_hash is not None
+            and self.previous_secret_expires_at is not None
+            and now < self.previous_secret_expires_at
+        )
+
+    @property
+    def rolling(self) -> bool:
+        return self.state == ApiKeyState.ACTIVE and self.rolling_at(timezone.now())
 
     @property
     def is_cli(self) -> bool:

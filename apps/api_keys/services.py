@@ -142,9 +142,15 @@ def api_key_authenticate(raw: str, *, now: datetime | None = None) -> ApiKey:
     """
     if tokens.kind_of(raw) is None:
         raise KeyRejected("invalid-key")
-    key = api_key_with_holder(tokens.hash_secret(raw))
+    secret_hash = tokens.hash_secret(raw)
+    key = api_key_with_holder(secret_hash)
     if key is None:
-        raise KeyRejected("invalid-key")
+        # A secret replaced by a roll works until its grace period ends, then like an expiry.
+        key = api_key_with_holder(secret_hash, previous=True)
+        if key is None:
+            raise KeyRejected("invalid-key")
+        if not key.rolling_at(now or timezone.now()):
+            raise KeyRejected("expired-key")
     # The same rules as ApiKey.state_at, spelled out: this runs on every request.
     if key.revoked_at is not None:
         raise KeyRejected("revoked-key")
@@ -153,6 +159,63 @@ def api_key_authenticate(raw: str, *, now: datetime | None = None) -> ApiKey:
     if not key.user.is_active:
         raise KeyRejected("invalid-key")
     return key
+
+
+# The grace periods offered for a roll: how long the replaced secret keeps working.
+ROLL_GRACE_PERIODS: dict[str, timedelta] = {
+    "none": timedelta(0),
+    "1h": timedelta(hours=1),
+    "24h": timedelta(hours=24),
+    "7d": timedelta(days=7),
+}
+
+
+def api_key_roll(*, key: ApiKey, grace: timedelta, actor: Actor) -> CreatedApiKey:
+    """Give an active key a new secret, keeping its identity (name, scopes, expiry, history).
+
+    The replaced secret keeps working for `grace` and then stops at that instant, as an expiry
+    would; with no grace it stops at once. A secret still in the grace of an earlier roll stops
+    now: only the last replaced secret is honoured. Raises InvalidInput for an inactive key.
+    """
+    if grace not in ROLL_GRACE_PERIODS.values():
+        raise InvalidInput("grace", "Choose a grace period of none, 1 hour, 24 hours or 7 days.")
+    now = timezone.now()
+    secret = tokens.generate_secret("member" if key.kind == ApiKey.Kind.MEMBER else "workspace")
+    with transaction.atomic():
+        locked = (
+            ApiKey.objects.select_for_update().select_related("workspace", "user").get(pk=key.pk)
+        )
+        if locked.state_at(now) != ApiKeyState.ACTIVE:
+            raise InvalidInput(
+                "key", f"Only an active key can be rolled; this one is {locked.state_at(now)}."
+            )
+        previous_hint = locked.hint
+        locked.previous_secret_hash = locked.secret_hash if grace else None
+        locked.previous_secret_expires_at = now + grace if grace else None
+        locked.secret_hash = tokens.hash_secret(secret)
+        locked.hint = tokens.hint_for(secret)
+        locked.rolled_at = now
+        locked.save(
+            update_fields=[
+                "previous_secret_hash",
+                "previous_secret_expires_at",
+                "secret_hash",
+                "hint",
+                "rolled_at",
+            ]
+        )
+        audit_record(
+            workspace=locked.workspace,
+            action=Action.KEY_ROLLED,
+            actor=actor,
+            key=locked,
+            subject=f"{locked.name} ({locked.hint})",
+            data={
+                "previousHint": previous_hint,
+                "oldSecretStopsAt": (now + grace).isoformat(),
+            },
+        )
+    return CreatedApiKey(key=locked, secret=secret)
 
 
 def api_key_find_by_secret(raw: str) -> ApiKey | None:

@@ -8,4 +8,5 @@ urlpatterns = [
     path("", views.key_list, name="list"),
     path("new/", views.key_create, name="create"),
     path("keys/<id:key_id>/revoke/", views.key_revoke, name="revoke"),
+    path("keys/<id:key_id>/roll/", views.key_roll, name="roll"),
 ]

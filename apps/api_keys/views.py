@@ -20,7 +20,7 @@ from apps.workspaces.decorators import workspace_member_required, workspace_staf
 
 from .forms import ApiKeyCreateForm
 from .models import ApiKey, ApiKeyState
-from .services import api_key_create, api_key_revoke
+from .services import ROLL_GRACE_PERIODS, api_key_create, api_key_revoke, api_key_roll
 from .snippets import mcp_client_snippets
 
 KEYS_PER_PAGE = 20
@@ -36,6 +36,7 @@ class KeyPages:
     list_name: str
     create_name: str
     revoke_name: str
+    roll_name: str
     try_endpoint: str  # the API route a new key is tried on
 
     def keys(self, request: HttpRequest) -> QuerySet[ApiKey]:
@@ -51,6 +52,7 @@ class KeyPages:
             "list_url": reverse(self.list_name),
             "create_url": reverse(self.create_name),
             "revoke_name": self.revoke_name,
+            "roll_name": self.roll_name,
             "api_url": request.build_absolute_uri(reverse(self.try_endpoint)),
             "openapi_url": request.build_absolute_uri(reverse("api:openapi")),
             "mcp_url": request.build_absolute_uri(reverse("mcp")),
@@ -60,11 +62,29 @@ class KeyPages:
 
 
 DASHBOARD = KeyPages(
-    "api_keys", False, "api_keys:list", "api_keys:create", "api_keys:revoke", "api:workspace"
+    "api_keys",
+    False,
+    "api_keys:list",
+    "api_keys:create",
+    "api_keys:revoke",
+    "api_keys:roll",
+    "api:workspace",
 )
 PORTAL = KeyPages(
-    "portal", True, "portal:developer", "portal:key_create", "portal:key_revoke", "api:communities"
+    "portal",
+    True,
+    "portal:developer",
+    "portal:key_create",
+    "portal:key_revoke",
+    "portal:key_roll",
+    "api:communities",
 )
+GRACE_CHOICES = [
+    ("none", "None: the old secret stops now"),
+    ("1h", "1 hour"),
+    ("24h", "24 hours"),
+    ("7d", "7 days"),
+]
 
 
 def _consume_form_token(request: HttpRequest, token: str) -> bool:
@@ -153,6 +173,37 @@ def key_revoke_page(request: HttpRequest, pages: KeyPages, key_id: int) -> HttpR
     return redirect(pages.list_name)
 
 
+def key_roll_page(request: HttpRequest, pages: KeyPages, key_id: int) -> HttpResponse:
+    """GET: choose how long the old secret keeps working. POST: roll, show the new secret once."""
+    key = get_object_or_404(pages.keys(request).select_related("user"), pk=key_id)
+    context = {**pages.context(request), "key": key, "grace_choices": GRACE_CHOICES}
+    if request.method == "POST":
+        grace = ROLL_GRACE_PERIODS.get(request.POST.get("grace", ""))
+        if grace is None:
+            context["error"] = "Choose how long the old secret keeps working."
+        else:
+            try:
+                rolled = api_key_roll(key=key, grace=grace, actor=request_actor(request))
+            except InvalidInput as error:
+                context["error"] = error.message
+            else:
+                response = render(
+                    request,
+                    "api_keys/key_created.html",
+                    {
+                        **pages.context(request),
+                        "key": rolled.key,
+                        "secret": rolled.secret,
+                        "rolled": True,
+                    },
+                )
+                add_never_cache_headers(response)
+                return response
+    return render(
+        request, "api_keys/key_roll.html", context, status=400 if "error" in context else 200
+    )
+
+
 @require_http_methods(["GET"])
 @workspace_staff_required()
 def key_list(request: HttpRequest) -> HttpResponse:
@@ -169,6 +220,18 @@ def key_create(request: HttpRequest) -> HttpResponse:
 @workspace_staff_required()
 def key_revoke(request: HttpRequest, key_id: int) -> HttpResponse:
     return key_revoke_page(request, DASHBOARD, key_id)
+
+
+@require_http_methods(["GET", "POST"])
+@workspace_staff_required()
+def key_roll(request: HttpRequest, key_id: int) -> HttpResponse:
+    return key_roll_page(request, DASHBOARD, key_id)
+
+
+@require_http_methods(["GET", "POST"])
+@workspace_member_required
+def member_key_roll(request: HttpRequest, key_id: int) -> HttpResponse:
+    return key_roll_page(request, PORTAL, key_id)
 
 
 @require_http_methods(["GET"])

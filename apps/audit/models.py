@@ -10,6 +10,7 @@ class Action(models.TextChoices):
     KEY_REVOKED = "key.revoked", "Key revoked"
     KEY_FIRST_USED = "key.first_used", "Key first used"
     KEY_LEAKED = "key.leaked", "Key found leaked"
+    KEY_ROLLED = "key.rolled", "Key rolled"
     MEMBER_KEY_CREATED = "member_key.created", "Member key created"
     MEMBER_KEY_REVOKED = "member_key.revoked", "Member key revoked"
     CLI_LOGIN = "cli.login", "CLI login"

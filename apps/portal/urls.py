@@ -15,4 +15,5 @@ urlpatterns = [
         key_views.member_key_revoke,
         name="key_revoke",
     ),
+    path("settings/developer/keys/<id:key_id>/roll/", key_views.member_key_roll, name="key_roll"),
 ]

@@ -250,3 +250,62 @@ def test_mcp_card_shows_this_servers_address_and_client_configurations(client, o
     assert vscode["servers"]["gatehouse"]["type"] == "http"
     assert "claude mcp add --transport http gatehouse http://testserver/mcp" in page
     assert page.count('data-copy-target="#mcp-') == 4
+
+
+def secret_on(page: str) -> str:
+    return re.search(r'data-testid="new-secret">([^<]+)<', page).group(1)
+
+
+def test_roll_shows_the_new_secret_once_and_the_list_says_rolling(client, owner):
+    created = make_key(user=owner, workspace=owner.memberships.get().workspace, name="Zapier")
+    url = f"/integrations/api/keys/{created.key.pk}/roll/"
+    assert "How long may the current secret" in client.get(url).content.decode()
+    response = client.post(url, {"grace": "24h"})
+    assert response.status_code == 200 and "no-store" in response["Cache-Control"]
+    new_secret = secret_on(response.content.decode())
+    assert new_secret != created.secret and "The old secret keeps working until" in (
+        response.content.decode()
+    )
+    for secret in (new_secret, created.secret):
+        assert client.get("/api/v1/workspace", **auth(secret)).status_code == 200
+    listing = client.get("/integrations/api/").content.decode()
+    assert "Rolling: old secret stops" in listing and new_secret not in listing
+    assert created.key.hint not in listing  # the list shows the new secret's hint
+
+
+def test_roll_without_grace_and_with_a_bad_choice(client, owner):
+    created = make_key(user=owner, workspace=owner.memberships.get().workspace)
+    url = f"/integrations/api/keys/{created.key.pk}/roll/"
+    refused = client.post(url, {"grace": "forever"})
+    assert refused.status_code == 400 and "Choose how long" in refused.content.decode()
+    assert client.get("/api/v1/workspace", **auth(created.secret)).status_code == 200
+    client.post(url, {"grace": "none"})
+    assert client.get("/api/v1/workspace", **auth(created.secret)).status_code == 401
+
+
+def test_another_workspaces_key_cannot_be_rolled(client, owner):
+    theirs = make_key()
+    url = f"/integrations/api/keys/{theirs.key.pk}/roll/"
+    assert client.get(url).status_code == 404
+    assert client.post(url, {"grace": "none"}).status_code == 404
+    assert client.get("/api/v1/workspace", **auth(theirs.secret)).status_code == 200
+
+
+def test_a_member_rolls_their_own_member_key_in_the_portal(client):
+    from tests.factories import make_community, member_of
+
+    community = make_community()
+    member = member_of(community)
+    created = make_key(
+        user=member,
+        workspace=community.workspace,
+        scopes=["communities:read"],
+        kind=ApiKey.Kind.MEMBER,
+    )
+    client.force_login(member)
+    response = client.post(
+        f"/portal/settings/developer/keys/{created.key.pk}/roll/", {"grace": "1h"}
+    )
+    new_secret = secret_on(response.content.decode())
+    assert new_secret.startswith("gmk_")
+    assert client.get("/api/v1/communities", **auth(new_secret)).status_code == 200

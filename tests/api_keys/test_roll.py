@@ -1,0 +1,88 @@
+"""Rolling a key: a new secret for the same identity; the old one works through the grace."""
+
+from datetime import timedelta
+
+import pytest
+import time_machine
+from django.utils import timezone
+
+from apps.api_keys.models import ApiKey
+from apps.api_keys.services import api_key_revoke, api_key_roll
+from apps.audit.models import AuditEvent
+from apps.audit.services import Actor
+from apps.common.validation import InvalidInput
+from tests.conftest import auth
+from tests.factories import make_key
+
+pytestmark = pytest.mark.django_db
+URL = "/api/v1/workspace"
+ACTOR = Actor.of_operator("test")
+
+
+def status(client, secret):
+    response = client.get(URL, **auth(secret))
+    return response.status_code, response.json().get("error")
+
+
+def test_the_old_secret_works_until_the_grace_ends_then_stops_like_an_expiry(client):
+    created = make_key(name="Zapier", scopes=["pages:read"])
+    start = timezone.now()
+    with time_machine.travel(start, tick=False):
+        rolled = api_key_roll(key=created.key, grace=timedelta(hours=1), actor=ACTOR)
+        assert rolled.secret != created.secret and rolled.key.pk == created.key.pk
+        assert status(client, rolled.secret) == (200, None)
+        assert status(client, created.secret) == (200, None)
+    with time_machine.travel(start + timedelta(minutes=59, seconds=59), tick=False):
+        assert status(client, created.secret) == (200, None)
+    with time_machine.travel(start + timedelta(hours=1), tick=False):
+        assert status(client, created.secret) == (401, "expired-key")
+        assert status(client, rolled.secret) == (200, None)
+    key = ApiKey.objects.get(pk=created.key.pk)
+    assert (key.name, key.scopes, key.expires_at) == (
+        "Zapier",
+        ["pages:read"],
+        created.key.expires_at,
+    )
+
+
+def test_no_grace_stops_the_old_secret_at_once(client):
+    created = make_key()
+    rolled = api_key_roll(key=created.key, grace=timedelta(0), actor=ACTOR)
+    assert status(client, created.secret) == (401, "invalid-key")
+    assert status(client, rolled.secret) == (200, None)
+
+
+def test_a_second_roll_ends_the_first_grace(client):
+    first = make_key()
+    second = api_key_roll(key=first.key, grace=timedelta(days=7), actor=ACTOR)
+    third = api_key_roll(key=second.key, grace=timedelta(hours=1), actor=ACTOR)
+    assert status(client, first.secret) == (401, "invalid-key")
+    assert status(client, second.secret) == (200, None)
+    assert status(client, third.secret) == (200, None)
+
+
+def test_revoking_a_rolling_key_stops_both_secrets(client):
+    created = make_key()
+    rolled = api_key_roll(key=created.key, grace=timedelta(days=1), actor=ACTOR)
+    api_key_revoke(key=rolled.key, actor=ACTOR)
+    assert status(client, created.secret) == (401, "revoked-key")
+    assert status(client, rolled.secret) == (401, "revoked-key")
+
+
+def test_only_active_keys_roll_and_only_offered_graces(client):
+    created = make_key()
+    with pytest.raises(InvalidInput):
+        api_key_roll(key=created.key, grace=timedelta(minutes=5), actor=ACTOR)
+    api_key_revoke(key=created.key, actor=ACTOR)
+    with pytest.raises(InvalidInput):
+        api_key_roll(key=created.key, grace=timedelta(0), actor=ACTOR)
+
+
+def test_a_roll_is_audited_without_any_secret():
+    created = make_key()
+    rolled = api_key_roll(key=created.key, grace=timedelta(hours=24), actor=ACTOR)
+    event = AuditEvent.objects.get(action="key.rolled")
+    assert event.key_id == created.key.pk
+    assert event.data["previousHint"] == created.key.hint
+    text = str(event.data) + event.subject
+    assert created.secret not in text and rolled.secret not in text
