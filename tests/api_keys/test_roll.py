@@ -86,3 +86,36 @@ def test_a_roll_is_audited_without_any_secret():
     assert event.data["previousHint"] == created.key.hint
     text = str(event.data) + event.subject
     assert created.secret not in text and rolled.secret not in text
+
+
+@pytest.mark.django_db(transaction=True)
+def test_requests_with_the_old_secret_during_a_concurrent_roll_are_all_served(live_server):
+    import threading
+
+    import requests
+
+    created = make_key()
+    url = f"{live_server.url}{URL}"
+    statuses: list[int] = []
+    started = threading.Barrier(5)
+
+    def hammer() -> None:
+        session = requests.Session()
+        started.wait()
+        for _ in range(25):
+            answer = session.get(url, headers={"Authorization": f"Bearer {created.secret}"})
+            statuses.append(answer.status_code)
+
+    threads = [threading.Thread(target=hammer) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    started.wait()
+    rolled = api_key_roll(key=created.key, grace=timedelta(hours=1), actor=ACTOR)
+    for thread in threads:
+        thread.join()
+    assert statuses == [200] * 100
+    with time_machine.travel(timezone.now() + timedelta(hours=1, seconds=1)):
+        old = requests.get(url, headers={"Authorization": f"Bearer {created.secret}"})
+        assert old.status_code == 401 and old.json()["error"] == "expired-key"
+        new = requests.get(url, headers={"Authorization": f"Bearer {rolled.secret}"})
+        assert new.status_code == 200
