@@ -15,7 +15,12 @@ from apps.workspaces.models import Membership
 
 from .models import ApiKey
 from .scopes import ALL_SCOPES, WRITE_SCOPES
-from .services import KeyRejected, api_key_authenticate, api_key_record_use
+from .services import (
+    KeyRejected,
+    api_key_authenticate,
+    api_key_record_scope_use,
+    api_key_record_use,
+)
 
 
 def bearer_credential(request: HttpRequest) -> str | None:
@@ -137,8 +142,15 @@ def key_may(key: ApiKey, needs: Needs) -> bool:
     return not scopes or bool(set(scopes) & set(key.scopes))
 
 
+def exercised_scopes(key: ApiKey, needs: Needs) -> tuple[str, ...]:
+    """The scopes a permitted operation exercises: the one it needs, or for an operation that
+    takes any write scope, the write scopes the key holds."""
+    return tuple(scope for scope in needed_scopes(needs) if scope in key.scopes)
+
+
 def api_key_authorize(key: ApiKey, needs: Needs) -> None:
     """Check that `key` may run an operation that `needs` this; raise ApiFailure 403 if not.
+    When it may, the scopes the operation exercises are stamped (at most once a minute each).
 
     The role is read at the moment of the request, so a demoted holder's keys lose the power
     at once; it costs a query only for the operations that name a role.
@@ -163,3 +175,4 @@ def api_key_authorize(key: ApiKey, needs: Needs) -> None:
                 f"Only a workspace {needs.role} may do this, and the key's holder is "
                 f"{'no longer in the workspace' if role is None else 'a workspace ' + role}.",
             )
+    api_key_record_scope_use(key, exercised_scopes(key, needs), now=timezone.now())

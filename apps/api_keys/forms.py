@@ -7,7 +7,12 @@ from django.utils import timezone
 from apps.common.validation import InvalidInput, clean_text
 
 from .scopes import ACTIONS, ALL_SCOPES, GROUPS, MEMBER_SCOPES
-from .services import EXPIRY_DAY_CHOICES, MAX_LIFETIME
+from .services import (
+    DESCRIPTION_MAX_LENGTH,
+    EXPIRY_DAY_CHOICES,
+    MAX_LIFETIME,
+    clean_description,
+)
 
 EXPIRY_CHOICES = [
     *[(str(days), f"{days} days") for days in EXPIRY_DAY_CHOICES],
@@ -21,6 +26,12 @@ class ApiKeyCreateForm(forms.Form):
     choice into a moment, with a custom date meaning the end of that day in `tz_name`."""
 
     name = forms.CharField(max_length=100, help_text="What the key is for, e.g. “Zapier sync”.")
+    description = forms.CharField(
+        max_length=DESCRIPTION_MAX_LENGTH,
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Optional: where it is used and who to ask, up to 500 characters.",
+    )
     expiry = forms.ChoiceField(choices=EXPIRY_CHOICES, initial="365", widget=forms.RadioSelect)
     custom_date = forms.DateField(
         required=False, widget=forms.DateInput(attrs={"type": "date"}), label="Expiry date"
@@ -66,6 +77,12 @@ class ApiKeyCreateForm(forms.Form):
     def clean_name(self) -> str:
         try:
             return clean_text(self.cleaned_data["name"], "Name", max_length=100)
+        except InvalidInput as error:
+            raise forms.ValidationError(error.message) from None
+
+    def clean_description(self) -> str:
+        try:
+            return clean_description(self.cleaned_data["description"])
         except InvalidInput as error:
             raise forms.ValidationError(error.message) from None
 

@@ -1,4 +1,4 @@
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import models
@@ -6,6 +6,9 @@ from django.db.models import Q
 from django.utils import timezone
 
 from apps.workspaces.models import Workspace
+
+# A scope not exercised for this long counts as unused (least privilege).
+UNUSED_AFTER = timedelta(days=30)
 
 
 class ApiKeyState(models.TextChoices):
@@ -45,6 +48,7 @@ class ApiKey(models.Model):
     )
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.WORKSPACE)
     name = models.CharField(max_length=100)
+    description = models.TextField(max_length=500, blank=True, default="")
     scopes = models.JSONField(default=list)
     # Unique through Meta.constraints rather than unique=True: on PostgreSQL that keeps Django
     # from adding a second, LIKE-ready index that the planner would have to weigh on every request.
@@ -63,6 +67,9 @@ class ApiKey(models.Model):
     )
     last_used_at = models.DateTimeField(null=True, blank=True)
     last_used_ip = models.GenericIPAddressField(null=True, blank=True)
+    # When each scope was last exercised ({scope: ISO time}), written at most once a minute per
+    # scope, like last_used_at: the evidence for narrowing a key to what it really uses.
+    scope_last_used = models.JSONField(default=dict, blank=True)
     # Rolling: the secret before the last roll keeps working until previous_secret_expires_at.
     rolled_at = models.DateTimeField(null=True, blank=True)
     previous_secret_hash = models.CharField(max_length=64, null=True, blank=True)
@@ -93,6 +100,30 @@ class ApiKey(models.Model):
     @property
     def state(self) -> str:
         return self.state_at(timezone.now())
+
+    def scope_used_at(self, scope: str) -> datetime | None:
+        stamp = (self.scope_last_used or {}).get(scope)
+        return datetime.fromisoformat(stamp) if stamp else None
+
+    def unused_scopes_at(self, now: datetime) -> list[str]:
+        """The scopes of a key at least 30 days old that it has not exercised for 30 days."""
+        if now - self.created_at < UNUSED_AFTER:
+            return []
+        return [
+            scope
+            for scope in self.scopes
+            if (used := self.scope_used_at(scope)) is None or now - used >= UNUSED_AFTER
+        ]
+
+    @property
+    def unused_scopes(self) -> list[str]:
+        if self.state != ApiKeyState.ACTIVE:
+            return []
+        return self.unused_scopes_at(timezone.now())
+
+    @property
+    def scope_usage(self) -> list[tuple[str, datetime | None]]:
+        return [(scope, self.scope_used_at(scope)) for scope in self.scopes]
 
     def rolling_at(self, now: datetime) -> bool:
         """Whether the secret before the last roll still works at `now`."""

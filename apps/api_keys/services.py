@@ -14,7 +14,7 @@ from django.utils import timezone
 from apps.accounts.models import User
 from apps.audit.models import Action
 from apps.audit.services import Actor, audit_record
-from apps.common.validation import InvalidInput, clean_text
+from apps.common.validation import InvalidInput, clean_long_text, clean_text
 from apps.workspaces.models import Workspace
 
 from . import tokens
@@ -80,6 +80,16 @@ def expiry_in_days(days: int, *, now: datetime | None = None) -> datetime:
     return (now or timezone.now()) + timedelta(days=days)
 
 
+DESCRIPTION_MAX_LENGTH = 500
+
+
+def clean_description(value: Any) -> str:
+    """A key's optional description: up to 500 characters, newlines allowed."""
+    return clean_long_text(
+        value or "", "description", max_length=DESCRIPTION_MAX_LENGTH, required=False
+    )
+
+
 def api_key_create(
     *,
     workspace: Workspace,
@@ -90,6 +100,7 @@ def api_key_create(
     kind: str = ApiKey.Kind.WORKSPACE,
     tag: str = ApiKey.Tag.NONE,
     actor: Actor | None = None,
+    description: str = "",
 ) -> CreatedApiKey:
     """Create a key for `user` in `workspace` and return it with its secret.
 
@@ -99,6 +110,7 @@ def api_key_create(
     """
     now = timezone.now()
     name = clean_text(name, "name", max_length=100)
+    description = clean_description(description)
     scopes = clean_scopes(scopes, kind=kind)
     if tag == ApiKey.Tag.CLI:
         if expires_at is not None:
@@ -112,6 +124,7 @@ def api_key_create(
             user=user,
             kind=kind,
             name=name,
+            description=description,
             scopes=scopes,
             secret_hash=tokens.hash_secret(secret),
             hint=tokens.hint_for(secret),
@@ -216,6 +229,89 @@ def api_key_roll(*, key: ApiKey, grace: timedelta, actor: Actor) -> CreatedApiKe
             },
         )
     return CreatedApiKey(key=locked, secret=secret)
+
+
+def api_key_update_details(*, key: ApiKey, name: Any, description: Any, actor: Actor) -> ApiKey:
+    """Rename a key or change its description; each changed field is audited before → after."""
+    name = clean_text(name, "name", max_length=100)
+    description = clean_description(description)
+    with transaction.atomic():
+        locked = ApiKey.objects.select_for_update().select_related("workspace").get(pk=key.pk)
+        changes = {
+            field: (getattr(locked, field), value)
+            for field, value in (("name", name), ("description", description))
+            if getattr(locked, field) != value
+        }
+        if changes:
+            for field, (_, after) in changes.items():
+                setattr(locked, field, after)
+            locked.save(update_fields=list(changes))
+            for field, (before, after) in changes.items():
+                audit_record(
+                    workspace=locked.workspace,
+                    action=Action.KEY_UPDATED,
+                    actor=actor,
+                    key=locked,
+                    subject=f"{locked.name} ({locked.hint})",
+                    data={"field": field, "before": before, "after": after},
+                )
+    return locked
+
+
+def api_key_narrow(*, key: ApiKey, scopes: Any, actor: Actor) -> ApiKey:
+    """Take scopes away from a key (never add any); audited with the scopes before and after."""
+    with transaction.atomic():
+        locked = ApiKey.objects.select_for_update().select_related("workspace").get(pk=key.pk)
+        kept = clean_scopes(scopes, kind=locked.kind)
+        added = set(kept) - set(locked.scopes)
+        if added:
+            raise InvalidInput(
+                "scopes",
+                f"A key can only be narrowed here; {', '.join(sorted(added))} would widen it. "
+                "Create a new key for more permissions.",
+            )
+        if locked.state_at(timezone.now()) != ApiKeyState.ACTIVE:
+            raise InvalidInput("key", "Only an active key can be narrowed.")
+        if set(kept) != set(locked.scopes):
+            before = list(locked.scopes)
+            locked.scopes = kept
+            locked.save(update_fields=["scopes"])
+            audit_record(
+                workspace=locked.workspace,
+                action=Action.KEY_NARROWED,
+                actor=actor,
+                key=locked,
+                subject=f"{locked.name} ({locked.hint})",
+                data={"before": before, "after": kept},
+            )
+    return locked
+
+
+def api_key_record_scope_use(key: ApiKey, scopes: tuple[str, ...], *, now: datetime) -> bool:
+    """Stamp the scopes a request exercised, each at most once a minute; True when written.
+
+    Like the last-use stamp, the hot path only reads: the stamps come with the key's row, and a
+    write happens only for a scope whose stamp is a minute old or more.
+    """
+    interval = timedelta(seconds=settings.API_KEY_LAST_USED_INTERVAL_SECONDS)
+    due = [
+        scope
+        for scope in scopes
+        if (used := key.scope_used_at(scope)) is None or now - used >= interval
+    ]
+    if not due:
+        return False
+    with transaction.atomic():
+        stamps = (
+            ApiKey.objects.select_for_update()
+            .values_list("scope_last_used", flat=True)
+            .get(pk=key.pk)
+        ) or {}
+        for scope in due:
+            stamps[scope] = max(stamps.get(scope, ""), now.isoformat())
+        ApiKey.objects.filter(pk=key.pk).update(scope_last_used=stamps)
+    key.scope_last_used = stamps
+    return True
 
 
 def api_key_find_by_secret(raw: str) -> ApiKey | None:

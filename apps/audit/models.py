@@ -11,6 +11,8 @@ class Action(models.TextChoices):
     KEY_FIRST_USED = "key.first_used", "Key first used"
     KEY_LEAKED = "key.leaked", "Key found leaked"
     KEY_ROLLED = "key.rolled", "Key rolled"
+    KEY_UPDATED = "key.updated", "Key renamed or described"
+    KEY_NARROWED = "key.narrowed", "Key permissions narrowed"
     MEMBER_KEY_CREATED = "member_key.created", "Member key created"
     MEMBER_KEY_REVOKED = "member_key.revoked", "Member key revoked"
     CLI_LOGIN = "cli.login", "CLI login"
