@@ -36,7 +36,7 @@ local now = tonumber(ARGV[1])
 local interval = tonumber(ARGV[2])
 local window = tonumber(ARGV[3])
 local tat = tonumber(redis.call('GET', KEYS[1]) or ARGV[1])
-if tat < now then tat = now end
+if tat < now or tat > now + window + interval then tat = now end
 local new_tat = tat + interval
 if new_tat - window > now then
   return {0, tostring(tat)}
@@ -87,7 +87,10 @@ class _LocalBuckets:
 
     def take(self, bucket: str, now: float, interval: float) -> tuple[bool, float]:
         with self.lock:
-            tat = max(self.tats.get(bucket, now), now)
+            tat = self.tats.get(bucket, now)
+            if tat < now or tat > now + WINDOW_SECONDS + interval:
+                # Never further ahead than one window: only a clock set back gets here.
+                tat = now
             new_tat = tat + interval
             if new_tat - WINDOW_SECONDS > now:
                 return False, tat

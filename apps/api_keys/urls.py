@@ -7,6 +7,7 @@ app_name = "api_keys"
 urlpatterns = [
     path("", views.key_list, name="list"),
     path("new/", views.key_create, name="create"),
+    path("keys/<id:key_id>/", views.key_detail, name="detail"),
     path("keys/<id:key_id>/revoke/", views.key_revoke, name="revoke"),
     path("keys/<id:key_id>/roll/", views.key_roll, name="roll"),
 ]

@@ -14,13 +14,21 @@ from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_http_methods
 
+from apps.audit.models import AuditEvent
 from apps.common.http import request_actor
 from apps.common.validation import InvalidInput
 from apps.workspaces.decorators import workspace_member_required, workspace_staff_required
 
 from .forms import ApiKeyCreateForm
 from .models import ApiKey, ApiKeyState
-from .services import ROLL_GRACE_PERIODS, api_key_create, api_key_revoke, api_key_roll
+from .services import (
+    ROLL_GRACE_PERIODS,
+    api_key_create,
+    api_key_narrow,
+    api_key_revoke,
+    api_key_roll,
+    api_key_update_details,
+)
 from .snippets import mcp_client_snippets
 
 KEYS_PER_PAGE = 20
@@ -37,6 +45,7 @@ class KeyPages:
     create_name: str
     revoke_name: str
     roll_name: str
+    detail_name: str
     try_endpoint: str  # the API route a new key is tried on
 
     def keys(self, request: HttpRequest) -> QuerySet[ApiKey]:
@@ -53,6 +62,7 @@ class KeyPages:
             "create_url": reverse(self.create_name),
             "revoke_name": self.revoke_name,
             "roll_name": self.roll_name,
+            "detail_name": self.detail_name,
             "api_url": request.build_absolute_uri(reverse(self.try_endpoint)),
             "openapi_url": request.build_absolute_uri(reverse("api:openapi")),
             "mcp_url": request.build_absolute_uri(reverse("mcp")),
@@ -68,6 +78,7 @@ DASHBOARD = KeyPages(
     "api_keys:create",
     "api_keys:revoke",
     "api_keys:roll",
+    "api_keys:detail",
     "api:workspace",
 )
 PORTAL = KeyPages(
@@ -77,6 +88,7 @@ PORTAL = KeyPages(
     "portal:key_create",
     "portal:key_revoke",
     "portal:key_roll",
+    "portal:key_detail",
     "api:communities",
 )
 GRACE_CHOICES = [
@@ -132,6 +144,7 @@ def key_create_page(request: HttpRequest, pages: KeyPages) -> HttpResponse:
                     workspace=request.workspace,
                     user=request.user,
                     name=form.cleaned_data["name"],
+                    description=form.cleaned_data["description"],
                     scopes=form.cleaned_data["scopes"],
                     expires_at=form.expires_at(),
                     kind=ApiKey.Kind.MEMBER if pages.member else ApiKey.Kind.WORKSPACE,
@@ -171,6 +184,54 @@ def key_revoke_page(request: HttpRequest, pages: KeyPages, key_id: int) -> HttpR
     else:
         messages.success(request, f"Revoked “{key.name}”. It no longer works on the API.")
     return redirect(pages.list_name)
+
+
+KEY_HISTORY_LIMIT = 100
+
+
+def key_detail_page(request: HttpRequest, pages: KeyPages, key_id: int) -> HttpResponse:
+    """A key's own page: everything known about it, its history, rename, describe and narrow."""
+    key = get_object_or_404(pages.keys(request).select_related("user", "revoked_by"), pk=key_id)
+    details_error = narrow_error = None
+    if request.method == "POST":
+        action = request.POST.get("action")
+        try:
+            if action == "details":
+                api_key_update_details(
+                    key=key,
+                    name=request.POST.get("name", ""),
+                    description=request.POST.get("description", ""),
+                    actor=request_actor(request),
+                )
+                messages.success(request, "Saved the key's name and description.")
+            elif action in ("narrow", "narrow_to_used"):
+                if action == "narrow_to_used":
+                    scopes = [s for s in key.scopes if s not in key.unused_scopes]
+                else:
+                    scopes = request.POST.getlist("scopes")
+                api_key_narrow(key=key, scopes=scopes, actor=request_actor(request))
+                messages.success(request, "Narrowed the key's permissions.")
+            else:
+                return HttpResponse("Unknown action.", status=400)
+        except InvalidInput as error:
+            if action == "details":
+                details_error = error.message
+            else:
+                narrow_error = error.message
+        else:
+            return redirect(pages.detail_name, key_id=key.pk)
+    history = AuditEvent.objects.filter(workspace=request.workspace, key=key)[:KEY_HISTORY_LIMIT]
+    context = {
+        **pages.context(request),
+        "key": key,
+        "history": history,
+        "details_error": details_error,
+        "narrow_error": narrow_error,
+        "unused_scopes": key.unused_scopes,
+        "used_scopes": [s for s in key.scopes if s not in key.unused_scopes],
+    }
+    status = 400 if details_error or narrow_error else 200
+    return render(request, "api_keys/key_detail.html", context, status=status)
 
 
 def key_roll_page(request: HttpRequest, pages: KeyPages, key_id: int) -> HttpResponse:
@@ -220,6 +281,18 @@ def key_create(request: HttpRequest) -> HttpResponse:
 @workspace_staff_required()
 def key_revoke(request: HttpRequest, key_id: int) -> HttpResponse:
     return key_revoke_page(request, DASHBOARD, key_id)
+
+
+@require_http_methods(["GET", "POST"])
+@workspace_staff_required()
+def key_detail(request: HttpRequest, key_id: int) -> HttpResponse:
+    return key_detail_page(request, DASHBOARD, key_id)
+
+
+@require_http_methods(["GET", "POST"])
+@workspace_member_required
+def member_key_detail(request: HttpRequest, key_id: int) -> HttpResponse:
+    return key_detail_page(request, PORTAL, key_id)
 
 
 @require_http_methods(["GET", "POST"])

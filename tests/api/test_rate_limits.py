@@ -205,3 +205,20 @@ def test_health_is_unavailable_without_the_database(client, monkeypatch):
     response = client.get("/healthz")
     assert response.status_code == 503
     assert response.json()["database"] == "down"
+
+
+def test_a_clock_set_back_does_not_lock_a_key_out(client, key, settings):
+    settings.API_RATE_LIMIT_PER_MINUTE = 60
+    with at(T0 + timedelta(days=1)):
+        assert client.get(URL, **auth(key.secret)).status_code == 200
+    with at(T0):
+        assert client.get(URL, **auth(key.secret)).status_code == 200
+
+
+def test_a_clock_set_back_does_not_lock_a_key_out_in_redis(client, key, settings, with_redis):
+    settings.API_RATE_LIMIT_PER_MINUTE = 60
+    with at(T0 + timedelta(days=1)):
+        assert client.get(URL, **auth(key.secret)).status_code == 200
+    with at(T0):
+        assert client.get(URL, **auth(key.secret)).status_code == 200
+        assert ratelimit.redis_health.failed_at is None

@@ -1,0 +1,121 @@
+"""A key's own page: what is known about it, rename and describe, least privilege."""
+
+from datetime import timedelta
+
+import pytest
+import time_machine
+from django.utils import timezone
+
+from apps.api_keys.models import ApiKey
+from apps.audit.models import AuditEvent
+from tests.conftest import auth
+from tests.factories import WorkspaceFactory, make_key, owner_of
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def owner(client):
+    user = owner_of(WorkspaceFactory(name="Acme"))
+    client.force_login(user)
+    return user
+
+
+def page_of(key) -> str:
+    return f"/integrations/api/keys/{key.pk}/"
+
+
+def test_the_page_shows_the_key_its_use_and_its_history(client, owner):
+    created = make_key(
+        user=owner, workspace=owner.memberships.get().workspace, scopes=["pages:read"]
+    )
+    client.get("/api/v1/pages", **auth(created.secret), REMOTE_ADDR="203.0.113.9")
+    page = client.get(page_of(created.key)).content.decode()
+    assert created.key.name in page and created.key.hint in page
+    assert "203.0.113.9" in page  # last use from, visible without hovering
+    assert "Key first used" in page and "Key created" in page
+    assert created.secret not in page
+    listing = client.get("/integrations/api/").content.decode()
+    assert page_of(created.key) in listing
+
+
+def test_rename_and_describe_are_audited_with_before_and_after(client, owner):
+    created = make_key(user=owner, workspace=owner.memberships.get().workspace, name="Old")
+    response = client.post(
+        page_of(created.key),
+        {"action": "details", "name": "  Billing sync\t", "description": "Used by billing."},
+    )
+    assert response.status_code == 302
+    key = ApiKey.objects.get(pk=created.key.pk)
+    assert (key.name, key.description) == ("Billing sync", "Used by billing.")
+    changes = {
+        e.data["field"]: (e.data["before"], e.data["after"])
+        for e in AuditEvent.objects.filter(action="key.updated")
+    }
+    assert changes == {"name": ("Old", "Billing sync"), "description": ("", "Used by billing.")}
+    bad = client.post(
+        page_of(created.key), {"action": "details", "name": "\u202e", "description": ""}
+    )
+    assert bad.status_code == 400 and "invisible formatting" in bad.content.decode()
+
+
+def test_scopes_a_key_has_not_used_for_30_days_are_flagged_and_narrowed_in_one_step(client, owner):
+    workspace = owner.memberships.get().workspace
+    start = timezone.now()
+    with time_machine.travel(start, tick=False):
+        created = make_key(
+            user=owner,
+            workspace=workspace,
+            scopes=["pages:read", "products:read", "products:write"],
+        )
+    with time_machine.travel(start + timedelta(days=29), tick=False):
+        client.force_login(owner)  # a session does not last a month
+        assert client.get("/api/v1/pages", **auth(created.secret)).status_code == 200
+        listing = client.get("/integrations/api/").content.decode()
+        assert created.key.name in listing and "unused for 30 days" not in listing
+    with time_machine.travel(start + timedelta(days=31), tick=False):
+        client.force_login(owner)
+        listing = client.get("/integrations/api/").content.decode()
+        assert "2 unused for 30 days" in listing
+        response = client.post(page_of(created.key), {"action": "narrow_to_used"})
+        assert response.status_code == 302
+    assert ApiKey.objects.get(pk=created.key.pk).scopes == ["pages:read"]
+    event = AuditEvent.objects.get(action="key.narrowed")
+    assert event.data == {
+        "before": ["pages:read", "products:read", "products:write"],
+        "after": ["pages:read"],
+    }
+    assert client.get("/api/v1/products", **auth(created.secret)).status_code == 403
+
+
+def test_narrowing_by_hand_never_widens(client, owner):
+    created = make_key(
+        user=owner,
+        workspace=owner.memberships.get().workspace,
+        scopes=["pages:read", "pages:write"],
+    )
+    widen = client.post(
+        page_of(created.key), {"action": "narrow", "scopes": ["pages:read", "products:write"]}
+    )
+    assert widen.status_code == 400 and "would widen it" in widen.content.decode()
+    assert ApiKey.objects.get(pk=created.key.pk).scopes == ["pages:read", "pages:write"]
+    client.post(page_of(created.key), {"action": "narrow", "scopes": ["pages:write"]})
+    assert ApiKey.objects.get(pk=created.key.pk).scopes == ["pages:write"]
+    empty = client.post(page_of(created.key), {"action": "narrow"})
+    assert empty.status_code == 400
+    assert ApiKey.objects.get(pk=created.key.pk).scopes == ["pages:write"]
+
+
+def test_scope_use_is_written_at_most_once_a_minute(client, django_assert_num_queries):
+    created = make_key(scopes=["pages:read"])
+    client.get("/api/v1/pages", **auth(created.secret))  # first use: stamps written
+    with django_assert_num_queries(2):  # the key, the pages: nothing written
+        assert client.get("/api/v1/pages", **auth(created.secret)).status_code == 200
+    stamp = ApiKey.objects.get(pk=created.key.pk).scope_used_at("pages:read")
+    assert stamp is not None and timezone.now() - stamp < timedelta(seconds=5)
+
+
+def test_another_workspaces_key_page_is_404(client, owner):
+    theirs = make_key()
+    assert client.get(page_of(theirs.key)).status_code == 404
+    assert client.post(page_of(theirs.key), {"action": "details", "name": "x"}).status_code == 404
