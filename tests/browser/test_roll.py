@@ -35,6 +35,9 @@ def test_roll_in_the_browser_old_secret_works_through_the_grace_then_stops(
     row = page.locator("tr", has_text="Billing sync")
     assert "Rolling: old secret stops" in row.text_content()
     shoot(page, "14-keys-rolling")
+    row.locator("a:has-text('Billing sync')").click()
+    assert "Key rolled" in page.text_content("section:has-text('History')")
+    shoot(page, "15-key-page")
 
     with time_machine.travel(rolled_at + timedelta(hours=1, seconds=1)):
         stopped = api_get(live_server, created.secret)
