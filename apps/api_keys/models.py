@@ -122,6 +122,16 @@ class ApiKey(models.Model):
         return self.unused_scopes_at(timezone.now())
 
     @property
+    def expiring_soon(self) -> bool:
+        """Active and expiring within 7 days (the list's "Expiring" badge)."""
+        now = timezone.now()
+        return (
+            self.state_at(now) == ApiKeyState.ACTIVE
+            and self.expires_at is not None
+            and self.expires_at - now <= timedelta(days=7)
+        )
+
+    @property
     def scope_usage(self) -> list[tuple[str, datetime | None]]:
         return [(scope, self.scope_used_at(scope)) for scope in self.scopes]
 

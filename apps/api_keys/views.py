@@ -8,19 +8,23 @@ from dataclasses import dataclass
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.defaultfilters import pluralize
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_http_methods
 
 from apps.audit.models import AuditEvent
 from apps.common.http import request_actor
-from apps.common.validation import InvalidInput
+from apps.common.spreadsheet import csv_lines
+from apps.common.validation import InvalidInput, parse_id
 from apps.workspaces.decorators import workspace_member_required, workspace_staff_required
 
 from .forms import ApiKeyCreateForm
-from .models import ApiKey, ApiKeyState
+from .models import ApiKey
+from .selectors import EXPIRING_WITHIN, KINDS, STATES, KeyFilters, holders
 from .services import (
     ROLL_GRACE_PERIODS,
     api_key_create,
@@ -32,7 +36,21 @@ from .services import (
 from .snippets import mcp_client_snippets
 
 KEYS_PER_PAGE = 20
-STATE_FILTERS = ("all", *ApiKeyState.values)
+INVENTORY_COLUMNS = [
+    "name",
+    "description",
+    "hint",
+    "kind",
+    "holder",
+    "scopes",
+    "state",
+    "created_at",
+    "expires_at",
+    "last_used_at",
+    "last_used_ip",
+    "revoked_at",
+    "unused_scopes_30_days",
+]
 # Tokens of create forms already used, so a reload or a re-sent form never mints a second key.
 CONSUMED_FORMS_SESSION_KEY = "api_keys_consumed_forms"
 
@@ -46,6 +64,8 @@ class KeyPages:
     revoke_name: str
     roll_name: str
     detail_name: str
+    export_name: str
+    bulk_revoke_name: str
     try_endpoint: str  # the API route a new key is tried on
 
     def keys(self, request: HttpRequest) -> QuerySet[ApiKey]:
@@ -63,6 +83,8 @@ class KeyPages:
             "revoke_name": self.revoke_name,
             "roll_name": self.roll_name,
             "detail_name": self.detail_name,
+            "export_url": reverse(self.export_name),
+            "bulk_revoke_url": reverse(self.bulk_revoke_name),
             "api_url": request.build_absolute_uri(reverse(self.try_endpoint)),
             "openapi_url": request.build_absolute_uri(reverse("api:openapi")),
             "mcp_url": request.build_absolute_uri(reverse("mcp")),
@@ -79,6 +101,8 @@ DASHBOARD = KeyPages(
     "api_keys:revoke",
     "api_keys:roll",
     "api_keys:detail",
+    "api_keys:export",
+    "api_keys:bulk_revoke",
     "api:workspace",
 )
 PORTAL = KeyPages(
@@ -89,6 +113,8 @@ PORTAL = KeyPages(
     "portal:key_revoke",
     "portal:key_roll",
     "portal:key_detail",
+    "portal:key_export",
+    "portal:key_bulk_revoke",
     "api:communities",
 )
 GRACE_CHOICES = [
@@ -109,12 +135,9 @@ def _consume_form_token(request: HttpRequest, token: str) -> bool:
 
 
 def key_list_page(request: HttpRequest, pages: KeyPages) -> HttpResponse:
-    state = request.GET.get("state", "all")
-    if state not in STATE_FILTERS:
-        state = "all"
-    keys = pages.keys(request).select_related("user", "revoked_by")
-    if state != "all":
-        keys = keys.in_state(state)
+    filters = KeyFilters.from_query(request.GET)
+    all_keys = pages.keys(request)
+    keys = filters.apply(all_keys.select_related("user", "revoked_by"))
     page = Paginator(keys, KEYS_PER_PAGE).get_page(request.GET.get("page"))
     return render(
         request,
@@ -122,11 +145,69 @@ def key_list_page(request: HttpRequest, pages: KeyPages) -> HttpResponse:
         {
             **pages.context(request),
             "page": page,
-            "state": state,
-            "state_filters": STATE_FILTERS,
-            "has_keys": pages.keys(request).exists(),
+            "filters": filters,
+            "filter_query": filters.as_query(),
+            "states": STATES,
+            "kinds": KINDS,
+            "holders": [] if pages.member else holders(all_keys),
+            "has_keys": all_keys.exists(),
+            "expiring_within": EXPIRING_WITHIN,
         },
     )
+
+
+def key_export_page(request: HttpRequest, pages: KeyPages) -> StreamingHttpResponse:
+    """The filtered inventory as CSV: everything on the list, never a secret or a hash."""
+    filters = KeyFilters.from_query(request.GET)
+    keys = filters.apply(pages.keys(request).select_related("user"))
+    now = timezone.now()
+
+    def rows():
+        yield INVENTORY_COLUMNS
+        for key in keys.iterator(chunk_size=500):
+            yield [
+                key.name,
+                key.description,
+                key.hint,
+                "cli" if key.is_cli else key.kind,
+                key.user.email,
+                " ".join(key.scopes),
+                key.state_at(now),
+                key.created_at.isoformat(),
+                key.expires_at.isoformat() if key.expires_at else "",
+                key.last_used_at.isoformat() if key.last_used_at else "",
+                key.last_used_ip or "",
+                key.revoked_at.isoformat() if key.revoked_at else "",
+                " ".join(key.unused_scopes_at(now)) if key.state_at(now) == "active" else "",
+            ]
+
+    response = StreamingHttpResponse(csv_lines(rows()), content_type="text/csv; charset=utf-8")
+    stamp = now.strftime("%Y%m%d-%H%M%S")
+    response["Content-Disposition"] = f'attachment; filename="gatehouse-keys-{stamp}.csv"'
+    return response
+
+
+def key_bulk_revoke_page(request: HttpRequest, pages: KeyPages) -> HttpResponse:
+    """Revoke several keys in one confirmed step: the list's selection is shown for confirmation,
+    then revoked. Keys outside the user's reach, or no longer active, are left out."""
+    ids = [key_id for raw in request.POST.getlist("keys") if (key_id := parse_id(raw))]
+    keys = list(pages.keys(request).in_state("active").filter(pk__in=ids).select_related("user"))
+    if not keys:
+        messages.info(request, "Select at least one active key to revoke.")
+        return redirect(pages.list_name)
+    if request.POST.get("confirm") != "yes":
+        return render(
+            request, "api_keys/key_bulk_revoke.html", {**pages.context(request), "keys": keys}
+        )
+    actor = request_actor(request)
+    for key in keys:
+        api_key_revoke(key=key, actor=actor)
+    messages.success(
+        request,
+        f"Revoked {len(keys)} key{pluralize(len(keys))}. "
+        f"{pluralize(len(keys), 'It no longer works,They no longer work')} on the API.",
+    )
+    return redirect(pages.list_name)
 
 
 def key_create_page(request: HttpRequest, pages: KeyPages) -> HttpResponse:
@@ -281,6 +362,30 @@ def key_create(request: HttpRequest) -> HttpResponse:
 @workspace_staff_required()
 def key_revoke(request: HttpRequest, key_id: int) -> HttpResponse:
     return key_revoke_page(request, DASHBOARD, key_id)
+
+
+@require_http_methods(["GET"])
+@workspace_staff_required()
+def key_export(request: HttpRequest) -> StreamingHttpResponse:
+    return key_export_page(request, DASHBOARD)
+
+
+@require_http_methods(["POST"])
+@workspace_staff_required()
+def key_bulk_revoke(request: HttpRequest) -> HttpResponse:
+    return key_bulk_revoke_page(request, DASHBOARD)
+
+
+@require_http_methods(["GET"])
+@workspace_member_required
+def member_key_export(request: HttpRequest) -> StreamingHttpResponse:
+    return key_export_page(request, PORTAL)
+
+
+@require_http_methods(["POST"])
+@workspace_member_required
+def member_key_bulk_revoke(request: HttpRequest) -> HttpResponse:
+    return key_bulk_revoke_page(request, PORTAL)
 
 
 @require_http_methods(["GET", "POST"])

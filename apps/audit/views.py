@@ -1,6 +1,5 @@
 """The Audit page and its CSV export (owners and admins)."""
 
-import csv
 from collections.abc import Iterator
 
 from django.core.paginator import Paginator
@@ -9,6 +8,7 @@ from django.shortcuts import render
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
+from apps.common.spreadsheet import csv_lines
 from apps.workspaces.decorators import workspace_staff_required
 
 from .models import Action, AuditEvent
@@ -38,17 +38,6 @@ def audit_log(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _safe_cell(value: object) -> str:
-    """A CSV cell that a spreadsheet will not run as a formula."""
-    text = "" if value is None else str(value)
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
-
-
-class _Echo:
-    def write(self, value: str) -> str:
-        return value
-
-
 def _details(event: AuditEvent) -> str:
     data = event.data or {}
     if "before" in data or "after" in data:
@@ -61,16 +50,13 @@ def _rows(events) -> Iterator[list[str]]:
     yield CSV_COLUMNS
     for event in events.iterator(chunk_size=500):
         yield [
-            _safe_cell(cell)
-            for cell in (
-                event.created_at.isoformat(),
-                event.action,
-                event.actor_label,
-                event.ip,
-                event.key.hint if event.key else "",
-                event.subject,
-                _details(event),
-            )
+            event.created_at.isoformat(),
+            event.action,
+            event.actor_label,
+            event.ip,
+            event.key.hint if event.key else "",
+            event.subject,
+            _details(event),
         ]
 
 
@@ -78,9 +64,8 @@ def _rows(events) -> Iterator[list[str]]:
 @workspace_staff_required()
 def audit_export(request: HttpRequest) -> StreamingHttpResponse:
     filters = AuditFilters.from_query(request.GET)
-    writer = csv.writer(_Echo())
     response = StreamingHttpResponse(
-        (writer.writerow(row) for row in _rows(audit_events(request.workspace, filters))),
+        csv_lines(_rows(audit_events(request.workspace, filters))),
         content_type="text/csv; charset=utf-8",
     )
     stamp = timezone.now().strftime("%Y%m%d-%H%M%S")

@@ -1,0 +1,102 @@
+"""The key inventory's filters, read from a query string and applied to a queryset."""
+
+from dataclasses import dataclass, fields
+from datetime import datetime, timedelta
+from urllib.parse import urlencode
+
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from apps.common.validation import parse_id
+
+from .models import UNUSED_AFTER, ApiKey, ApiKeyState
+
+STATES = ("all", *ApiKeyState.values)
+KINDS = {"all": "All kinds", "workspace": "Workspace", "member": "Member", "cli": "CLI"}
+EXPIRING_WITHIN = timedelta(days=7)
+SEARCH_MAX_LENGTH = 100
+
+
+@dataclass(frozen=True)
+class KeyFilters:
+    """What the key list shows: every value validated, anything else dropped (and named)."""
+
+    state: str = "all"
+    kind: str = "all"
+    holder: str = ""  # a user id
+    q: str = ""
+    unused: bool = False  # not used for 30 days (or never), and at least 30 days old
+    no_expiry: bool = False
+    expiring: bool = False  # active and expiring within 7 days
+    ignored: tuple[str, ...] = ()
+
+    @classmethod
+    def from_query(cls, query) -> "KeyFilters":
+        state, kind = query.get("state", "all"), query.get("kind", "all")
+        holder, q = query.get("holder", ""), query.get("q", "").strip()
+        valid = {
+            "state": state in STATES,
+            "kind": kind in KINDS,
+            "holder": not holder or parse_id(holder) is not None,
+            "q": len(q) <= SEARCH_MAX_LENGTH and q.isprintable(),
+        }
+        return cls(
+            state=state if valid["state"] else "all",
+            kind=kind if valid["kind"] else "all",
+            holder=holder if valid["holder"] else "",
+            q=q if valid["q"] else "",
+            unused=query.get("unused") == "1",
+            no_expiry=query.get("no_expiry") == "1",
+            expiring=query.get("expiring") == "1",
+            ignored=tuple(name for name, ok in valid.items() if not ok),
+        )
+
+    def as_query(self, **changes) -> str:
+        """The query string of these filters (with `changes`), defaults left out."""
+        values = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "ignored"}
+        values.update(changes)
+        defaults = {"state": "all", "kind": "all"}
+        return urlencode(
+            {
+                name: "1" if value is True else value
+                for name, value in values.items()
+                if value and value != defaults.get(name)
+            }
+        )
+
+    @property
+    def active(self) -> bool:
+        return bool(self.as_query())
+
+    def apply(self, keys: QuerySet[ApiKey], now: datetime | None = None) -> QuerySet[ApiKey]:
+        now = now or timezone.now()
+        if self.state != "all":
+            keys = keys.in_state(self.state, now)
+        if self.kind == "cli":
+            keys = keys.filter(tag=ApiKey.Tag.CLI)
+        elif self.kind == "member":
+            keys = keys.filter(kind=ApiKey.Kind.MEMBER)
+        elif self.kind == "workspace":
+            keys = keys.filter(kind=ApiKey.Kind.WORKSPACE).exclude(tag=ApiKey.Tag.CLI)
+        if self.holder:
+            keys = keys.filter(user_id=int(self.holder))
+        if self.q:
+            keys = keys.filter(Q(name__icontains=self.q) | Q(hint__icontains=self.q))
+        if self.unused:
+            cutoff = now - UNUSED_AFTER
+            keys = keys.filter(created_at__lte=cutoff).filter(
+                Q(last_used_at__isnull=True) | Q(last_used_at__lte=cutoff)
+            )
+        if self.no_expiry:
+            keys = keys.filter(expires_at__isnull=True)
+        if self.expiring:
+            keys = keys.in_state(ApiKeyState.ACTIVE, now).filter(
+                expires_at__lte=now + EXPIRING_WITHIN
+            )
+        return keys
+
+
+def holders(keys: QuerySet[ApiKey]) -> list[tuple[str, str]]:
+    """The people who hold keys in `keys`, for the holder filter."""
+    rows = keys.order_by().values_list("user_id", "user__email").distinct()
+    return sorted(((str(user_id), email) for user_id, email in rows), key=lambda row: row[1])
