@@ -55,6 +55,9 @@ def main() -> None:
         ensure_environment("requirements.txt")
         sh(PYTHON, "manage.py", "migrate", "--noinput", "-v0")
         sh(PYTHON, "manage.py", "demo", "--base-url", f"http://127.0.0.1:{port}")
+        # The daily expiry-notice job, hourly here; its e-mails print to this console.
+        os.environ.setdefault("SITE_URL", f"http://127.0.0.1:{port}")
+        subprocess.Popen([str(PYTHON), "manage.py", "sendexpirynotices", "--every", "3600"])
         os.execv(PYTHON, [str(PYTHON), "manage.py", "runserver", f"127.0.0.1:{port}"])
     elif command == "test":
         ensure_environment("requirements-dev.txt")

@@ -198,6 +198,8 @@ API_RATE_LIMIT_PER_MINUTE = env_int("API_RATE_LIMIT_PER_MINUTE", 1_000)
 API_AUTH_FAILURES_PER_MINUTE = env_int("API_AUTH_FAILURES_PER_MINUTE", 100)
 # A key's last use is written at most once in this many seconds, so the hot path stays read-only.
 API_KEY_LAST_USED_INTERVAL_SECONDS = 60
+# The dashboard's address as people reach it, for links in e-mails sent by jobs (no request).
+SITE_URL = os.environ.get("SITE_URL", "http://127.0.0.1:8000").rstrip("/")
 # GitHub secret scanning: its public keys, as JSON (the body of
 # https://api.github.com/meta/public_keys/secret_scanning). Empty: every report is refused.
 SECRET_SCANNING_PUBLIC_KEYS = os.environ.get("SECRET_SCANNING_PUBLIC_KEYS", "")

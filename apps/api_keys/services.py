@@ -4,11 +4,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
 from django.db.models import Q
+from django.urls import reverse
 from django.utils import timezone
 
 from apps.accounts.models import User
@@ -418,15 +420,31 @@ def api_key_send_expiry_notices(*, now: datetime | None = None) -> int:
     return sent
 
 
+def key_links(key: ApiKey, base_url: str) -> dict[str, str]:
+    """Where a key's page and its "re-create" form (prefilled from it) are, for e-mails."""
+    member = key.kind == ApiKey.Kind.MEMBER
+    page = "portal:key_detail" if member else "api_keys:detail"
+    create = "portal:key_create" if member else "api_keys:create"
+    return {
+        "page": base_url + reverse(page, args=[key.pk]),
+        "recreate": base_url + reverse(create) + f"?from={key.pk}",
+    }
+
+
 def _mail_expiry_notice(key: ApiKey, now: datetime) -> None:
     left = key.expires_at - now
     when = f"in {left.days} days" if left >= timedelta(days=2) else "within a day"
+    zone = ZoneInfo(key.workspace.timezone)
+    stops = key.expires_at.astimezone(zone)
+    links = key_links(key, settings.SITE_URL)
     send_mail(
         f"Your API key “{key.name}” expires {when}",
         f"The API key “{key.name}” ({key.hint}) in {key.workspace.name} expires on "
-        f"{key.expires_at:%Y-%m-%d %H:%M} UTC, {when}.\n\n"
-        "Create a new key and move your integration to it before then; the old key stops "
-        "working at that moment.\n",
+        f"{stops:%Y-%m-%d %H:%M} ({key.workspace.timezone}), {when}; it stops working at that "
+        "moment.\n\n"
+        "Re-create it with the same name, description and permissions, then move your "
+        f"integration to the new key:\n{links['recreate']}\n\n"
+        f"The key, its last use and its history:\n{links['page']}\n",
         None,
         [key.user.email],
     )

@@ -243,9 +243,14 @@ def key_create_page(request: HttpRequest, pages: KeyPages) -> HttpResponse:
                 add_never_cache_headers(response)
                 return response
     else:
-        form = ApiKeyCreateForm(
-            initial={"expiry": "365", "form_token": secrets.token_urlsafe(16)}, **form_options
-        )
+        initial = {"expiry": "365", "form_token": secrets.token_urlsafe(16)}
+        template = parse_id(request.GET.get("from", ""))
+        source = pages.keys(request).filter(pk=template).first() if template else None
+        if source is not None:  # "re-create": the same name, description and permissions
+            initial.update(
+                name=source.name, description=source.description, scopes=list(source.scopes)
+            )
+        form = ApiKeyCreateForm(initial=initial, **form_options)
     return render(request, "api_keys/key_create.html", {**pages.context(request), "form": form})
 
 

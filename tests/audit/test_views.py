@@ -217,3 +217,34 @@ def test_expired_shows_without_any_job(client, workspace, owner):
     with time_machine.travel(created.key.expires_at + timedelta(seconds=1)):
         page = client.get("/integrations/api/").content.decode()
         assert ">Expired<" in page
+
+
+def test_the_expiry_notice_links_to_a_prefilled_recreate_form_and_the_key_page(
+    client, workspace, owner, settings
+):
+    import re
+
+    settings.SITE_URL = "https://gatehouse.example.com"
+    workspace.timezone = "Europe/Berlin"
+    workspace.save(update_fields=["timezone"])
+    created = make_key(
+        user=owner,
+        workspace=workspace,
+        name="Deploys",
+        scopes=["pages:read", "products:write"],
+        expires_in=timedelta(days=5),
+    )
+    ApiKey.objects.filter(pk=created.key.pk).update(description="Used by the deploy bot.")
+    call_command("sendexpirynotices")
+    body = mail.outbox[0].body
+    assert "(Europe/Berlin)" in body
+    recreate = re.search(r"https://gatehouse\.example\.com(/\S+\?from=\d+)", body).group(1)
+    key_page = f"https://gatehouse.example.com/integrations/api/keys/{created.key.pk}/"
+    assert key_page in body
+    client.force_login(owner)
+    form = client.get(recreate).content.decode()
+    assert 'value="Deploys"' in form and "Used by the deploy bot." in form
+    assert re.search(r'value="pages:read" checked', form)
+    assert re.search(r'value="products:write" checked', form)
+    assert not re.search(r'value="pages:write" checked', form)
+    assert created.secret not in body

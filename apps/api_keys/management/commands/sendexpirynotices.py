@@ -1,11 +1,30 @@
-from django.core.management.base import BaseCommand
+import time
+
+from django.core.management.base import BaseCommand, CommandError
 
 from apps.api_keys.services import api_key_send_expiry_notices
 
 
 class Command(BaseCommand):
-    help = "E-mail key owners 7 days and 1 day before their keys expire (run daily; idempotent)."
+    help = (
+        "E-mail key holders 7 days and 1 day before their keys expire, with a link to re-create "
+        "the key. Run it daily (cron or a scheduler); it is idempotent."
+    )
 
-    def handle(self, *args, **options) -> None:
-        sent = api_key_send_expiry_notices()
-        self.stdout.write(f"Sent {sent} expiry notice{'s' if sent != 1 else ''}.")
+    def add_arguments(self, parser) -> None:
+        parser.add_argument(
+            "--every",
+            type=int,
+            metavar="SECONDS",
+            help="keep running and send again every SECONDS (what `dev.py run` does)",
+        )
+
+    def handle(self, *args, every: int | None = None, **options) -> None:
+        if every is not None and every < 60:
+            raise CommandError("--every must be at least 60 seconds.")
+        while True:
+            sent = api_key_send_expiry_notices()
+            self.stdout.write(f"Sent {sent} expiry notice{'s' if sent != 1 else ''}.")
+            if every is None:
+                return
+            time.sleep(every)
