@@ -43,16 +43,33 @@ class ApiKeyCreateForm(forms.Form):
     )
     form_token = forms.CharField(widget=forms.HiddenInput)
 
-    def __init__(self, *args, tz_name: str = "UTC", member: bool = False, **kwargs) -> None:
+    def __init__(
+        self,
+        *args,
+        tz_name: str = "UTC",
+        member: bool = False,
+        max_days: int = 365,
+        allow_no_expiry: bool = True,
+        **kwargs,
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.tz = ZoneInfo(tz_name)
+        self.max_days = max_days
+        # The workspace's key policy decides which lifetimes are offered.
+        self.fields["expiry"].choices = [
+            (value, label)
+            for value, label in EXPIRY_CHOICES
+            if (value.isdigit() and int(value) <= max_days)
+            or value == "custom"
+            or (value == "never" and allow_no_expiry)
+        ]
         self.groups = ("communities",) if member else GROUPS
         allowed = MEMBER_SCOPES if member else ALL_SCOPES
         self.fields["scopes"].choices = [(s, s) for s in allowed]
         today = timezone.localdate(timezone=self.tz)
         self.fields["custom_date"].widget.attrs.update(
             min=(today + timedelta(days=1)).isoformat(),
-            max=(today + MAX_LIFETIME).isoformat(),
+            max=(today + min(MAX_LIFETIME, timedelta(days=max_days))).isoformat(),
         )
 
     def scope_matrix(self) -> list[dict]:
@@ -95,8 +112,14 @@ class ApiKeyCreateForm(forms.Form):
                 self.add_error("custom_date", "Pick the date the key should expire.")
             elif chosen <= today:
                 self.add_error("custom_date", "The expiry date must be in the future.")
-            elif chosen > today + MAX_LIFETIME:
-                self.add_error("custom_date", "The expiry date can be at most 365 days ahead.")
+            elif chosen > today + min(MAX_LIFETIME, timedelta(days=self.max_days)):
+                self.add_error(
+                    "custom_date",
+                    f"The expiry date can be at most {self.max_days} days ahead "
+                    "(this workspace's key policy)."
+                    if self.max_days < 365
+                    else "The expiry date can be at most 365 days ahead.",
+                )
         return data
 
     def expires_at(self) -> datetime | None:

@@ -122,6 +122,17 @@ class ApiKey(models.Model):
         return self.unused_scopes_at(timezone.now())
 
     @property
+    def outside_policy(self) -> str | None:
+        """Why this active key is outside its workspace's current key policy, or None."""
+        from .services import key_policy_problem
+
+        if self.state != ApiKeyState.ACTIVE:
+            return None
+        return key_policy_problem(
+            self.workspace, self.expires_at, now=timezone.now(), created_at=self.created_at
+        )
+
+    @property
     def expiring_soon(self) -> bool:
         """Active and expiring within 7 days (the list's "Expiring" badge)."""
         now = timezone.now()

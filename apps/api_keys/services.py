@@ -64,6 +64,28 @@ def clean_scopes(value: Any, *, kind: str = ApiKey.Kind.WORKSPACE, field: str = 
     return sorted(set(value))
 
 
+def key_policy_problem(
+    workspace: Workspace, expires_at: datetime | None, *, now: datetime, created_at=None
+) -> str | None:
+    """Why a key with this expiry is outside the workspace's key policy, or None.
+
+    `created_at` (default `now`) is when the key's lifetime starts; a day of slack lets a
+    custom date mean the end of that day.
+    """
+    start = created_at or now
+    longest = workspace.key_max_lifetime_days
+    if expires_at is None:
+        if not workspace.key_allow_no_expiry:
+            return (
+                "This workspace's key policy requires an expiry: "
+                f"choose one of at most {longest} days."
+            )
+        return None
+    if expires_at > start + timedelta(days=longest + 1):
+        return f"This workspace's key policy allows keys of at most {longest} days."
+    return None
+
+
 def clean_expires_at(value: datetime | None, *, now: datetime, field: str = "expires_at"):
     """An expiry in the future and no more than 365 days ahead, or None for no expiry."""
     if value is None:
@@ -119,6 +141,9 @@ def api_key_create(
             raise InvalidInput("expires_at", "CLI keys always expire after 90 days.")
         expires_at = now + CLI_LIFETIME
     expires_at = clean_expires_at(expires_at, now=now)
+    policy_problem = key_policy_problem(workspace, expires_at, now=now)
+    if policy_problem:
+        raise InvalidInput("expires_at", policy_problem)
     secret = tokens.generate_secret(kind)
     with transaction.atomic():
         key = ApiKey.objects.create(

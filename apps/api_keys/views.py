@@ -26,6 +26,7 @@ from .forms import ApiKeyCreateForm
 from .models import ApiKey
 from .selectors import EXPIRING_WITHIN, KINDS, STATES, KeyFilters, holders
 from .services import (
+    EXPIRY_DAY_CHOICES,
     ROLL_GRACE_PERIODS,
     api_key_create,
     api_key_narrow,
@@ -211,7 +212,13 @@ def key_bulk_revoke_page(request: HttpRequest, pages: KeyPages) -> HttpResponse:
 
 
 def key_create_page(request: HttpRequest, pages: KeyPages) -> HttpResponse:
-    form_options = {"tz_name": request.workspace.timezone, "member": pages.member}
+    workspace = request.workspace
+    form_options = {
+        "tz_name": workspace.timezone,
+        "member": pages.member,
+        "max_days": workspace.key_max_lifetime_days,
+        "allow_no_expiry": workspace.key_allow_no_expiry,
+    }
     if request.method == "POST":
         form = ApiKeyCreateForm(request.POST, **form_options)
         if form.is_valid():
@@ -243,7 +250,11 @@ def key_create_page(request: HttpRequest, pages: KeyPages) -> HttpResponse:
                 add_never_cache_headers(response)
                 return response
     else:
-        initial = {"expiry": "365", "form_token": secrets.token_urlsafe(16)}
+        offered = [days for days in EXPIRY_DAY_CHOICES if days <= workspace.key_max_lifetime_days]
+        initial = {
+            "expiry": str(offered[-1]) if offered else "custom",
+            "form_token": secrets.token_urlsafe(16),
+        }
         template = parse_id(request.GET.get("from", ""))
         source = pages.keys(request).filter(pk=template).first() if template else None
         if source is not None:  # "re-create": the same name, description and permissions

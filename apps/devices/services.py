@@ -19,7 +19,13 @@ from apps.accounts.models import User
 from apps.api_keys import tokens
 from apps.api_keys.models import ApiKey
 from apps.api_keys.scopes import ALL_SCOPES
-from apps.api_keys.services import CreatedApiKey, api_key_create, api_key_revoke
+from apps.api_keys.services import (
+    CLI_LIFETIME,
+    CreatedApiKey,
+    api_key_create,
+    api_key_revoke,
+    key_policy_problem,
+)
 from apps.audit.models import Action
 from apps.audit.services import Actor, audit_record
 from apps.common.validation import InvalidInput, clean_text
@@ -152,6 +158,9 @@ def device_authorization_approve(
     widened = [s for s in chosen if s not in authorization.scopes]
     if widened:
         raise InvalidInput("scopes", f"The CLI did not ask for {widened[0]}; it cannot be added.")
+    problem = _cli_key_policy_problem(workspace, timezone.now())
+    if problem:
+        raise InvalidInput("workspace", problem)
     updated = DeviceAuthorization.objects.filter(
         pk=authorization.pk,
         status=DeviceAuthorization.Status.PENDING,
@@ -219,9 +228,23 @@ def _poll_locked(device_code: str, *, ip: str | None, now: datetime):
     return _issue_cli_key(authorization, ip=ip, now=now)
 
 
+def _cli_key_policy_problem(workspace: Workspace, now: datetime) -> str | None:
+    problem = key_policy_problem(workspace, now + CLI_LIFETIME, now=now)
+    if problem:
+        return (
+            f"{problem} CLI keys last 90 days, so an owner must allow at least that for CLI logins."
+        )
+    return None
+
+
 def _issue_cli_key(authorization: DeviceAuthorization, *, ip: str | None, now: datetime):
     """Mint the CLI key of an approved login and revoke the installation's previous one."""
     user, workspace = authorization.user, authorization.workspace
+    problem = _cli_key_policy_problem(workspace, now)
+    if problem:  # the policy changed between approval and this poll
+        authorization.status = DeviceAuthorization.Status.DENIED
+        authorization.save(update_fields=["status", "last_polled_at"])
+        return DeviceGrantError("access_denied", problem)
     actor = Actor.of_user(user, ip)
     previous = ApiKey.objects.filter(
         device_login__user=user,

@@ -38,6 +38,18 @@ class WorkspaceSettingsForm(forms.Form):
         choices=[(code, f"{name} ({code})") for code, name in TRANSCRIPTION_LANGUAGES.items()],
     )
     default_video_quality = forms.ChoiceField(label="Default video quality")
+    key_max_lifetime_days = forms.IntegerField(
+        label="Longest lifetime of a new API key (days)",
+        min_value=7,
+        max_value=365,
+        help_text="7 to 365 days. Keys created from now on may not live longer; CLI keys last "
+        "90 days, so a shorter limit turns CLI logins away.",
+    )
+    key_allow_no_expiry = forms.BooleanField(
+        label="Offer “No expiry” for new API keys",
+        required=False,
+        help_text="Keys that never expire suit long-lived server integrations only.",
+    )
 
     def __init__(self, *args: Any, workspace: Workspace, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -19,6 +19,10 @@ class Workspace(models.Model):
     default_video_quality = models.CharField(
         max_length=8, choices=VideoQuality.choices, default=VideoQuality.P720
     )
+    # Key policy, set by owners: the longest lifetime a new key may have, and whether a new key
+    # may have no expiry at all.
+    key_max_lifetime_days = models.PositiveSmallIntegerField(default=365)
+    key_allow_no_expiry = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:

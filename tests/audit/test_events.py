@@ -108,6 +108,8 @@ def test_settings_page_records_the_user(client):
             "timezone": "UTC",
             "transcription_language": "en",
             "default_video_quality": "720p",
+            "key_max_lifetime_days": "365",
+            "key_allow_no_expiry": "on",
         },
     )
     event = only_event(action=Action.SETTINGS_CHANGED)

@@ -248,3 +248,9 @@ def test_the_expiry_notice_links_to_a_prefilled_recreate_form_and_the_key_page(
     assert re.search(r'value="products:write" checked', form)
     assert not re.search(r'value="pages:write" checked', form)
     assert created.secret not in body
+
+
+def test_events_about_a_key_link_to_its_page(client, owner, history):
+    first, _ = history
+    client.force_login(owner)
+    assert f'href="/integrations/api/keys/{first.pk}/"' in table(client.get(URL))

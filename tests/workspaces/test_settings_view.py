@@ -26,6 +26,8 @@ def form(**overrides):
         "timezone": "UTC",
         "transcription_language": "en",
         "default_video_quality": "720p",
+        "key_max_lifetime_days": "365",
+        "key_allow_no_expiry": "on",
     }
     data.update(overrides)
     return data

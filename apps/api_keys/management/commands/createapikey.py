@@ -73,8 +73,10 @@ class Command(BaseCommand):
             expires_at = expiry_in_days(options["expires_in"])
         elif options["no_expiry"] or options["cli"]:
             expires_at = None
-        else:
-            expires_at = expiry_in_days(DEFAULT_LIFETIME.days)
+        else:  # the default lifetime, or the workspace policy's longest if that is shorter
+            expires_at = expiry_in_days(
+                min(DEFAULT_LIFETIME.days, workspace.key_max_lifetime_days)
+            )
         try:
             created = api_key_create(
                 workspace=workspace,
