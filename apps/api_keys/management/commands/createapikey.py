@@ -74,9 +74,7 @@ class Command(BaseCommand):
         elif options["no_expiry"] or options["cli"]:
             expires_at = None
         else:  # the default lifetime, or the workspace policy's longest if that is shorter
-            expires_at = expiry_in_days(
-                min(DEFAULT_LIFETIME.days, workspace.key_max_lifetime_days)
-            )
+            expires_at = expiry_in_days(min(DEFAULT_LIFETIME.days, workspace.key_max_lifetime_days))
         try:
             created = api_key_create(
                 workspace=workspace,
