@@ -30,6 +30,7 @@ def workspace_settings(request: HttpRequest) -> HttpResponse:
         "workspaces/settings.html",
         {
             "form": form,
+            "workspace": workspace,
             "plan": workspace.get_plan_display(),
             "plan_max_quality": PLAN_MAX_VIDEO_QUALITY[workspace.plan],
         },

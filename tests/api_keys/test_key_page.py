@@ -1,5 +1,6 @@
 """A key's own page: what is known about it, rename and describe, least privilege."""
 
+import html
 from datetime import timedelta
 
 import pytest
@@ -119,3 +120,41 @@ def test_another_workspaces_key_page_is_404(client, owner):
     theirs = make_key()
     assert client.get(page_of(theirs.key)).status_code == 404
     assert client.post(page_of(theirs.key), {"action": "details", "name": "x"}).status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("scopes", "summary"),
+    [
+        (
+            [
+                "products:read",
+                "products:write",
+                "communities:read",
+                "communities:write",
+                "pages:read",
+                "pages:write",
+            ],
+            "Full access",
+        ),
+        (["products:read", "communities:read", "pages:read"], "Read everything"),
+        (["products:read", "products:write", "pages:read"], "Products: read & write · Pages: read"),
+        (["communities:write"], "Communities: write"),
+    ],
+)
+def test_permissions_read_as_people_say_them(client, owner, scopes, summary):
+    make_key(user=owner, workspace=owner.memberships.get().workspace, scopes=scopes)
+    listing = client.get("/integrations/api/").content.decode()
+    assert f">{html.escape(summary)}</span>" in listing
+
+
+def test_each_start_of_the_demo_revokes_the_previous_demo_key(settings):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    settings.DEBUG = True
+    call_command("demo", "--base-url", "http://127.0.0.1:8000", stdout=StringIO())
+    call_command("demo", "--base-url", "http://127.0.0.1:8000", stdout=StringIO())
+    demo_keys = ApiKey.objects.filter(name="Demo key")
+    assert demo_keys.count() == 2
+    assert demo_keys.in_state("active").count() == 1

@@ -3,8 +3,14 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from apps.accounts.models import User
+from apps.api_keys.models import ApiKey
 from apps.api_keys.scopes import ALL_SCOPES
-from apps.api_keys.services import DEFAULT_LIFETIME, api_key_create, expiry_in_days
+from apps.api_keys.services import (
+    DEFAULT_LIFETIME,
+    api_key_create,
+    api_key_revoke,
+    expiry_in_days,
+)
 from apps.audit.services import Actor
 from apps.workspaces.models import Membership, Workspace
 from apps.workspaces.services import workspace_create
@@ -35,6 +41,11 @@ class Command(BaseCommand):
                 if membership
                 else workspace_create(name=DEMO_WORKSPACE, owner=user)
             )
+            # One demo key at a time: the one minted by the previous start stops working.
+            for previous in ApiKey.objects.in_state("active").filter(
+                workspace=workspace, user=user, name="Demo key"
+            ):
+                api_key_revoke(key=previous, actor=Actor.of_operator("demo"))
             created = api_key_create(
                 workspace=workspace,
                 user=user,
