@@ -1,0 +1,69 @@
+"""Every page at desktop width and at 390 px: no horizontal scroll, and a screenshot of each.
+
+The screenshots land in GATEHOUSE_SCREENSHOTS (var/screenshots by default); docs/screenshots/
+in the repository holds a set taken this way.
+"""
+
+from datetime import timedelta
+
+import pytest
+
+from apps.communities.models import Community
+from tests.browser.test_dashboard import sign_in
+from tests.factories import make_community, make_key, member_of, owner_of
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+WIDTHS = {"desktop": 1280, "phone": 390}
+
+
+def owner_pages(key_id: int, community_id: int) -> dict[str, str]:
+    return {
+        "keys": "/integrations/api/",
+        "key-create": "/integrations/api/new/",
+        "key-page": f"/integrations/api/keys/{key_id}/",
+        "key-roll": f"/integrations/api/keys/{key_id}/roll/",
+        "key-revoke": f"/integrations/api/keys/{key_id}/revoke/",
+        "communities": "/communities/",
+        "community": f"/communities/{community_id}/",
+        "settings": "/settings/",
+        "team": "/settings/team/",
+        "audit": "/audit/",
+        "device": "/device",
+        "password": "/account/password/",
+    }
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_no_page_scrolls_sideways(browser, live_server, shoot, width):
+    owner = owner_of(email="owner@acme.test")
+    workspace = owner.memberships.get().workspace
+    community = make_community(workspace, "Makers with a rather long community name")
+    member_of(community, email="a.member.with.a.long.address@example.com")
+    key = make_key(
+        user=owner, name="Zapier sync for the billing team", expires_in=timedelta(days=3)
+    ).key
+    make_key(user=owner, name="CLI on laptop", tag="cli")
+    context = browser.new_context(
+        base_url=live_server.url, viewport={"width": WIDTHS[width], "height": 900}
+    )
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    try:
+        for name, path in {"sign-in": "/sign-in/", "sign-up": "/sign-up/"}.items():
+            page.goto(path)
+            shoot(page, f"{width}-{name}")
+            assert page.evaluate("document.documentElement.scrollWidth") <= WIDTHS[width], name
+        sign_in(page, "owner@acme.test")
+        overflowing = {}
+        for name, path in owner_pages(key.pk, community.pk).items():
+            response = page.goto(path)
+            assert response.status == 200, (name, response.status)
+            shoot(page, f"{width}-{name}")
+            scroll_width = page.evaluate("document.documentElement.scrollWidth")
+            if scroll_width > WIDTHS[width]:
+                overflowing[name] = scroll_width
+        assert overflowing == {}
+        assert Community.objects.count() == 1
+    finally:
+        context.close()
