@@ -125,3 +125,18 @@ def test_owners_are_not_in_the_portal(client, community):
 
 def test_anonymous_visitor_is_sent_to_sign_in(client):
     assert client.get(DEVELOPER)["Location"].startswith("/sign-in/")
+
+
+def test_the_portal_key_list_has_no_holder_column(client, member, community):
+    from apps.api_keys.models import ApiKey
+    from tests.factories import make_key
+
+    make_key(
+        user=member,
+        workspace=community.workspace,
+        scopes=["communities:read"],
+        kind=ApiKey.Kind.MEMBER,
+    )
+    page = client.get("/portal/settings/developer/").content.decode()
+    assert "<th>Holder</th>" not in page and 'data-label="Holder"' not in page
+    assert "Community ID for the API" in client.get("/portal/").content.decode()

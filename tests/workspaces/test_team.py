@@ -115,3 +115,15 @@ def test_each_user_creates_keys_only_for_themself(client, owner, workspace):
         },
     )
     assert ApiKey.objects.get().user == owner
+
+
+def test_no_remove_or_role_menu_is_offered_next_to_yourself(client, owner, workspace):
+    from tests.factories import MembershipFactory, UserFactory
+
+    other = UserFactory(email="admin@acme.test")
+    MembershipFactory(workspace=workspace, user=other, role="admin")
+    page = client.get("/settings/team/").content.decode()
+    assert 'aria-label="Remove admin@acme.test"' in page
+    assert f'aria-label="Remove {owner.email}"' not in page
+    assert f'aria-label="Role of {owner.email}"' not in page
+    assert 'aria-label="Role of admin@acme.test"' in page
