@@ -27,7 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT / "bench"))
 from auth_overhead import wrk  # noqa: E402
-from local_server import gunicorn, manage, production_like_env  # noqa: E402
+from local_server import gunicorn, manage  # noqa: E402
+from peers import FILL_KEYS, fresh_bench_database  # noqa: E402
 
 DATABASE = "gatehouse_growth"
 ROTATION = 10_000
@@ -107,22 +108,7 @@ def main() -> int:
     parser.add_argument("--table-keys", type=int, default=1_000_000)
     args = parser.parse_args()
 
-    subprocess.run(["dropdb", "--if-exists", "-h", "127.0.0.1", "-U", "postgres", DATABASE])
-    subprocess.run(["createdb", "-h", "127.0.0.1", "-U", "postgres", DATABASE], check=True)
-    env = production_like_env(
-        "growth",
-        DATABASE_URL=f"postgres://postgres@/{DATABASE}?host=/var/run/postgresql",
-        DATABASE_CONN_MAX_AGE="600",
-        API_RATE_LIMIT_PER_MINUTE="1000000000",
-    )
-    manage(env, "migrate", "--noinput")
-    workspace_id = manage(env, "createworkspace", "Bench", "--owner", "bench@example.com")
-    secret = manage(
-        env,
-        "createapikey",
-        *("--workspace", workspace_id, "--user", "bench@example.com", "--name", "bench"),
-        *("--scopes", "products:read"),
-    )
+    env, secret = fresh_bench_database("growth", DATABASE)
     tmp = Path(tempfile.mkdtemp(prefix="gatehouse-growth-"))
     keys_file = tmp / "keys.txt"
     code = MAKE_KEYS.replace("COUNT", str(ROTATION)).replace("PATH", repr(str(keys_file)))
@@ -145,8 +131,6 @@ def main() -> int:
                     results[name].append(measure(url, args.seconds, None, str(lua)))
                 print(f"round {round_number + 1}: {name}: {results[name][-1]}", flush=True)
     if args.table_keys:
-        from peers import FILL_KEYS
-
         total = manage(env, "shell", "-c", FILL_KEYS.replace("COUNT", str(args.table_keys)))
         name = f"one key, {int(total):,} keys in the table"
         results[name] = []

@@ -42,19 +42,15 @@ print(ApiKey.objects.count())
 """
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--keys", type=int, default=0, help="extra keys in the table first")
-    args = parser.parse_args()
-    if not (SHARED_BENCH / "run.sh").exists():
-        print(f"No harness at {SHARED_BENCH}")
-        return 2
-    subprocess.run(["dropdb", "--if-exists", "-h", "127.0.0.1", "-U", "postgres", DATABASE])
-    subprocess.run(["createdb", "-h", "127.0.0.1", "-U", "postgres", DATABASE], check=True)
+def fresh_bench_database(name: str, database: str) -> tuple[dict, str]:
+    """A new PostgreSQL database `database`, migrated, with one workspace and one key; the
+    production-like environment that serves it (the local socket and persistent connections,
+    as the harness's peers use them; a rate limit no run reaches) and the key's secret."""
+    subprocess.run(["dropdb", "--if-exists", "-h", "127.0.0.1", "-U", "postgres", database])
+    subprocess.run(["createdb", "-h", "127.0.0.1", "-U", "postgres", database], check=True)
     env = production_like_env(
-        "peers",
-        # The local socket, as the harness's peers use it.
-        DATABASE_URL=f"postgres://postgres@/{DATABASE}?host=/var/run/postgresql",
+        name,
+        DATABASE_URL=f"postgres://postgres@/{database}?host=/var/run/postgresql",
         DATABASE_CONN_MAX_AGE="600",
         API_RATE_LIMIT_PER_MINUTE="1000000000",
     )
@@ -66,6 +62,17 @@ def main() -> int:
         *("--workspace", workspace_id, "--user", "bench@example.com", "--name", "bench"),
         *("--scopes", "products:read"),
     )
+    return env, secret
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--keys", type=int, default=0, help="extra keys in the table first")
+    args = parser.parse_args()
+    if not (SHARED_BENCH / "run.sh").exists():
+        print(f"No harness at {SHARED_BENCH}")
+        return 2
+    env, secret = fresh_bench_database("peers", DATABASE)
     if args.keys:
         total = manage(env, "shell", "-c", FILL_KEYS.replace("COUNT", str(int(args.keys))))
         print(f"{total} keys in the table")
