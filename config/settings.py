@@ -69,6 +69,9 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.humanize",
     "django_htmx",
+    "allauth",
+    "allauth.account",
+    "allauth.mfa",
     "apps.accounts",
     "apps.workspaces",
     "apps.api_keys",
@@ -78,6 +81,7 @@ INSTALLED_APPS = [
     "apps.portal",
     "apps.audit",
     "apps.devices",
+    "apps.invitations",
     "apps.api",
     "config",  # the top-level assembly: its `openapi` command
 ]
@@ -92,6 +96,9 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "apps.accounts.middleware.session_lifetime",
+    "allauth.account.middleware.AccountMiddleware",
+    "apps.common.middleware.content_security_policy",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
 ]
@@ -165,8 +172,46 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
-LOGIN_URL = "accounts:sign_in"
+AUTHENTICATION_BACKENDS = ["allauth.account.auth_backends.AuthenticationBackend"]
+LOGIN_URL = "account_login"
 LOGIN_REDIRECT_URL = "/"
+
+# Accounts (django-allauth): sign-in by e-mail, a verified address before any workspace,
+# no answer that tells whether an address has an account, throttled sign-in, two factors.
+ACCOUNT_ADAPTER = "apps.accounts.adapter.AccountAdapter"
+ACCOUNT_FORMS = {
+    "signup": "apps.accounts.forms.SignUpForm",
+    "login": "apps.accounts.forms.SignInForm",
+}
+ACCOUNT_USER_MODEL_USERNAME_FIELD = None
+ACCOUNT_LOGIN_METHODS = {"email"}
+ACCOUNT_SIGNUP_FIELDS = ["email*", "password1*"]
+ACCOUNT_EMAIL_VERIFICATION = "mandatory"
+ACCOUNT_CONFIRM_EMAIL_ON_GET = False
+ACCOUNT_LOGIN_ON_EMAIL_CONFIRMATION = True
+ACCOUNT_PREVENT_ENUMERATION = True
+ACCOUNT_UNIQUE_EMAIL = True
+ACCOUNT_SESSION_REMEMBER = True
+ACCOUNT_LOGOUT_ON_PASSWORD_CHANGE = False
+ACCOUNT_EMAIL_SUBJECT_PREFIX = "Gatehouse: "
+ACCOUNT_DEFAULT_HTTP_PROTOCOL = "http" if DEBUG else "https"
+# Failed sign-ins: 5 per account in 5 minutes, 10 per client address a minute (the address as
+# the trusted-proxy setting below reads it).
+ACCOUNT_RATE_LIMITS = {
+    "login_failed": os.environ.get("SIGN_IN_FAILURE_LIMITS", "10/m/ip,5/5m/key"),
+}
+# Sudo mode: creating, rolling or widening a key, approving a CLI login and changing the team
+# ask for a password or second factor within this many seconds.
+ACCOUNT_REAUTHENTICATION_TIMEOUT = env_int("REAUTHENTICATION_TIMEOUT_SECONDS", 600)
+MFA_SUPPORTED_TYPES = ["totp", "webauthn", "recovery_codes"]
+MFA_PASSKEY_LOGIN_ENABLED = True
+MFA_TOTP_ISSUER = "Gatehouse"
+# Passkeys need a secure origin; plain http://127.0.0.1 is allowed only in development.
+MFA_WEBAUTHN_ALLOW_INSECURE_ORIGIN = DEBUG
+# Sessions end after this long without a request, and this long after sign-in whatever happens.
+SESSION_IDLE_TIMEOUT_SECONDS = env_int("SESSION_IDLE_TIMEOUT_SECONDS", 2 * 3600)
+SESSION_ABSOLUTE_LIFETIME_SECONDS = env_int("SESSION_ABSOLUTE_LIFETIME_SECONDS", 7 * 86400)
+SESSION_COOKIE_AGE = SESSION_ABSOLUTE_LIFETIME_SECONDS
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -215,6 +260,9 @@ SECURE_REFERRER_POLICY = "same-origin"
 if not DEBUG:
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
+    # __Host- cookies: sent only over HTTPS, only to this host, never set by a subdomain.
+    SESSION_COOKIE_NAME = "__Host-sessionid"
+    CSRF_COOKIE_NAME = "__Host-csrftoken"
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31_536_000)

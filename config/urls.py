@@ -1,11 +1,17 @@
+from allauth.account import views as allauth_views
+from allauth.account.decorators import secure_admin_login
 from django.contrib import admin
 from django.urls import include, path
 
 import apps.common.urls  # noqa: F401 - registers the <id:...> converter the apps' routes use
 from apps.accounts import views as account_views
 from apps.api import views as api_views
+from apps.workspaces import views as workspace_views
 
 from .mcp import mcp_endpoint
+
+# The admin signs in through the same throttled, two-factor sign-in as the dashboard.
+admin.site.login = secure_admin_login(admin.site.login)
 
 # The API and MCP first: they are resolved before the dashboard's routes are tried.
 urlpatterns = [
@@ -13,7 +19,14 @@ urlpatterns = [
     path("mcp", mcp_endpoint, name="mcp"),
     path("", include("apps.devices.urls")),
     path("", account_views.home, name="home"),
-    path("", include("apps.accounts.urls")),
+    path("account/", include("allauth.urls")),
+    # Sign-in, sign-up and sign-out at the dashboard's own addresses. Listed after allauth's
+    # routes so that reversing their names gives these.
+    path("sign-in/", allauth_views.login, name="account_login"),
+    path("sign-up/", allauth_views.signup, name="account_signup"),
+    path("sign-out/", allauth_views.logout, name="account_logout"),
+    path("invitations/", include("apps.invitations.urls")),
+    path("workspace/switch/", workspace_views.workspace_switch, name="switch_workspace"),
     path("integrations/api/", include("apps.api_keys.urls")),
     path("communities/", include("apps.communities.urls")),
     path("settings/", include("apps.workspaces.urls")),

@@ -3,6 +3,7 @@
 from datetime import timedelta
 
 import factory
+from allauth.account.models import EmailAddress
 from django.utils import timezone
 
 from apps.accounts.models import User
@@ -26,6 +27,14 @@ class UserFactory(factory.django.DjangoModelFactory):
     def _save(obj, create, extracted, **kwargs):  # noqa: N805
         if create:
             obj.save()
+
+    @factory.post_generation
+    def verified(obj, create, extracted, **kwargs):  # noqa: N805
+        """Users have a verified primary address unless made with `verified=False`."""
+        if create and extracted is not False:
+            EmailAddress.objects.get_or_create(
+                user=obj, email=obj.email, defaults={"primary": True, "verified": True}
+            )
 
 
 class WorkspaceFactory(factory.django.DjangoModelFactory):

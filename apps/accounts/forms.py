@@ -1,31 +1,61 @@
+from allauth.account.forms import LoginForm, SignupForm
+from allauth.core import context
 from django import forms
-from django.contrib.auth import password_validation
-from django.contrib.auth.forms import AuthenticationForm
+from django.db import transaction
 
 from apps.common.validation import InvalidInput
 from apps.workspaces.validators import clean_workspace_name
 
-from .models import User
-from .services import clean_email
+PASSWORD_RULES = (
+    "At least 8 characters, not a common password, not only digits, and not like your e-mail."
+)
 
 
-class SignUpForm(forms.Form):
-    email = forms.EmailField(
-        label="E-mail", widget=forms.EmailInput(attrs={"autocomplete": "email"})
-    )
-    password = forms.CharField(
-        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
-        help_text=password_validation.password_validators_help_text_html(),
-    )
+class SignInForm(LoginForm):
+    """Allauth's sign-in, labelled as the rest of the dashboard."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["login"].label = "E-mail"
+        self.fields["login"].widget.attrs.pop("placeholder", None)
+        self.fields["password"].widget.attrs.pop("placeholder", None)
+        if "remember" in self.fields:
+            del self.fields["remember"]
+
+
+class SignUpForm(SignupForm):
+    """Allauth's sign-up plus the name of the workspace the new account will own.
+
+    Someone signing up through an invitation joins the inviting workspace instead, so the
+    workspace name is not asked for (see `apps.invitations.views`).
+    """
+
     workspace_name = forms.CharField(max_length=100, label="Workspace name")
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["email"].label = "E-mail"
+        self.fields["email"].widget.attrs.pop("placeholder", None)
+        self.fields["password1"].widget.attrs.pop("placeholder", None)
+        self.fields["password1"].help_text = PASSWORD_RULES
+        # Invitation mode: the visitor came from an invitation link, and goes back to it.
+        request = context.request
+        self.invited_email = None
+        if request is not None:
+            next_url = request.POST.get("next") or request.GET.get("next") or ""
+            if next_url.startswith("/invitations/"):
+                self.invited_email = request.session.get("invitation_email")
+        if self.invited_email:
+            del self.fields["workspace_name"]
+            self.fields["email"].initial = self.invited_email
+
     def clean_email(self) -> str:
-        try:
-            email = clean_email(self.cleaned_data["email"])
-        except InvalidInput as error:
-            raise forms.ValidationError(error.message) from None
-        if User.objects.filter(email=email).exists():
-            raise forms.ValidationError("An account with this e-mail address already exists.")
+        email = super().clean_email()
+        if self.invited_email and email.lower() != self.invited_email.lower():
+            raise forms.ValidationError(
+                f"This sign-up is for the invitation sent to {self.invited_email}: use that "
+                "address, or sign up without the invitation link to create a workspace."
+            )
         return email
 
     def clean_workspace_name(self) -> str:
@@ -34,24 +64,9 @@ class SignUpForm(forms.Form):
         except InvalidInput as error:
             raise forms.ValidationError(error.message) from None
 
-    def clean(self) -> dict:
-        data = super().clean()
-        if data.get("password") and data.get("email"):
-            try:
-                password_validation.validate_password(data["password"], User(email=data["email"]))
-            except forms.ValidationError as error:
-                self.add_error("password", error)
-        return data
+    @transaction.atomic
+    def custom_signup(self, request, user) -> None:
+        from apps.workspaces.services import workspace_create
 
-
-class SignInForm(AuthenticationForm):
-    username = forms.EmailField(
-        label="E-mail", widget=forms.EmailInput(attrs={"autofocus": True, "autocomplete": "email"})
-    )
-    error_messages = {
-        **AuthenticationForm.error_messages,
-        "invalid_login": "That e-mail and password do not match an account.",
-    }
-
-    def clean_username(self) -> str:
-        return self.cleaned_data["username"].strip().lower()
+        if "workspace_name" in self.cleaned_data:
+            workspace_create(name=self.cleaned_data["workspace_name"], owner=user)

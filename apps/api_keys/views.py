@@ -16,6 +16,7 @@ from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_http_methods
 
+from apps.accounts.sudo import recent_authentication_required
 from apps.audit.models import AuditEvent
 from apps.common.http import request_actor
 from apps.common.spreadsheet import csv_lines
@@ -370,6 +371,7 @@ def key_list(request: HttpRequest) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 @workspace_staff_required()
+@recent_authentication_required
 def key_create(request: HttpRequest) -> HttpResponse:
     return key_create_page(request, DASHBOARD)
 
@@ -418,12 +420,14 @@ def member_key_detail(request: HttpRequest, key_id: int) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 @workspace_staff_required()
+@recent_authentication_required
 def key_roll(request: HttpRequest, key_id: int) -> HttpResponse:
     return key_roll_page(request, DASHBOARD, key_id)
 
 
 @require_http_methods(["GET", "POST"])
 @workspace_member_required
+@recent_authentication_required
 def member_key_roll(request: HttpRequest, key_id: int) -> HttpResponse:
     return key_roll_page(request, PORTAL, key_id)
 
@@ -436,6 +440,7 @@ def member_key_list(request: HttpRequest) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 @workspace_member_required
+@recent_authentication_required
 def member_key_create(request: HttpRequest) -> HttpResponse:
     return key_create_page(request, PORTAL)
 

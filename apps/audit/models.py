@@ -21,6 +21,9 @@ class Action(models.TextChoices):
     TEAM_ROLE_CHANGED = "team.role_changed", "Role changed"
     TEAM_MEMBER_REMOVED = "team.member_removed", "Teammate removed"
     COMMUNITY_MEMBER_REMOVED = "community.member_removed", "Community member removed"
+    INVITATION_SENT = "invitation.sent", "Invitation sent"
+    INVITATION_ACCEPTED = "invitation.accepted", "Invitation accepted"
+    INVITATION_WITHDRAWN = "invitation.withdrawn", "Invitation withdrawn"
 
 
 class AuditEvent(models.Model):

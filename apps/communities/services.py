@@ -5,7 +5,6 @@ from typing import Any
 from django.db import transaction
 
 from apps.accounts.models import User
-from apps.accounts.services import clean_email, invitation_send_on_commit, user_get_or_invite
 from apps.api_keys.models import ApiKey
 from apps.api_keys.services import api_key_revoke
 from apps.audit.models import Action
@@ -22,29 +21,6 @@ def community_create(*, workspace: Workspace, name: Any) -> Community:
     return Community.objects.create(
         workspace=workspace, name=clean_text(name, "name", max_length=100)
     )
-
-
-def community_member_add(*, community: Community, email: str, base_url: str) -> User:
-    """Add a person to a community by e-mail, creating their account when new.
-
-    A new person gets an e-mail with a link to set their password; they join the workspace as a
-    member (an owner or admin keeps their role). Adding someone twice changes nothing.
-    """
-    email = clean_email(email)
-    with transaction.atomic():
-        user, is_new = user_get_or_invite(email)
-        Membership.objects.get_or_create(
-            workspace=community.workspace, user=user, defaults={"role": Membership.Role.MEMBER}
-        )
-        CommunityMembership.objects.get_or_create(community=community, user=user)
-        if is_new:
-            invitation_send_on_commit(
-                user,
-                subject=f"You have been added to {community.name}",
-                intro=f"You are now a member of {community.name} in {community.workspace.name}.",
-                base_url=base_url,
-            )
-    return user
 
 
 def community_member_remove(*, community: Community, user: User, actor: Actor) -> int:

@@ -9,11 +9,13 @@ from django.views.decorators.http import require_http_methods
 from apps.accounts.models import User
 from apps.common.http import request_actor
 from apps.common.validation import InvalidInput
+from apps.invitations.services import invitation_create, pending_invitations
 from apps.workspaces.decorators import workspace_staff_required
+from apps.workspaces.models import Membership
 
 from .forms import AddMemberForm, CommunityForm
 from .models import Community
-from .services import community_create, community_member_add, community_member_remove
+from .services import community_create, community_member_remove
 
 
 def get_workspace_community_or_404(request: HttpRequest, community_id: int) -> Community:
@@ -39,21 +41,33 @@ def community_detail(request: HttpRequest, community_id: int) -> HttpResponse:
     form = AddMemberForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            user = community_member_add(
+            invitation, _ = invitation_create(
+                workspace=request.workspace,
                 community=community,
                 email=form.cleaned_data["email"],
+                role=Membership.Role.MEMBER,
+                actor=request_actor(request),
                 base_url=request.build_absolute_uri("/"),
             )
         except InvalidInput as error:
             form.add_error("email", error.message)
         else:
-            messages.success(request, f"Added {user.email} to {community.name}.")
+            messages.success(
+                request,
+                f"Invited {invitation.email} to {community.name}: they join once they accept "
+                "the e-mailed invitation.",
+            )
             return redirect("communities:detail", community_id=community.pk)
     members = community.memberships.select_related("user").order_by("user__email")
     return render(
         request,
         "communities/detail.html",
-        {"community": community, "members": members, "form": form},
+        {
+            "community": community,
+            "members": members,
+            "form": form,
+            "invitations": pending_invitations(request.workspace, community=community),
+        },
     )
 
 

@@ -7,6 +7,7 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods, require_POST
 
+from apps.accounts.sudo import recent_authentication_required
 from apps.api_keys.scopes import ACTIONS, GROUPS
 from apps.api_keys.services import CLI_LIFETIME, api_key_find_by_secret, api_key_revoke
 from apps.audit.services import Actor
@@ -125,6 +126,7 @@ def _scope_rows(requested: list[str], chosen: list[str]) -> list[dict]:
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@recent_authentication_required
 def approve(request: HttpRequest) -> HttpResponse:
     """/device: enter (or confirm) the code the terminal shows, then approve or deny."""
     memberships = _staff_memberships(request)

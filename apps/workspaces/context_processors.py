@@ -2,7 +2,7 @@ from django.http import HttpRequest
 from django.urls import reverse
 
 from .models import Membership
-from .selectors import dashboard_membership, portal_membership
+from .selectors import current_membership, user_memberships
 
 
 def navigation(request: HttpRequest) -> dict:
@@ -11,9 +11,7 @@ def navigation(request: HttpRequest) -> dict:
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:
         return {}
-    membership = getattr(request, "membership", None)
-    if membership is None:
-        membership = dashboard_membership(user) or portal_membership(user)
+    membership = getattr(request, "membership", None) or current_membership(request)
     if membership is None:
         return {}
     if membership.role == Membership.Role.MEMBER:
@@ -39,4 +37,9 @@ def navigation(request: HttpRequest) -> dict:
         item["active"] = bool(url) and (
             request.path == url if item.get("exact") else request.path.startswith(url)
         )
-    return {"nav_workspace": membership.workspace, "nav_items": items}
+    places = list(user_memberships(user))
+    return {
+        "nav_workspace": membership.workspace,
+        "nav_items": items,
+        "nav_places": places if len(places) > 1 else [],
+    }

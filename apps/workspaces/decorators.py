@@ -2,18 +2,34 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
+from allauth.mfa.utils import is_mfa_enabled
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
 
 from .models import Membership
-from .selectors import dashboard_membership, portal_membership
+from .selectors import STAFF_ROLES, current_membership
+
+
+def _two_factor_missing(request: HttpRequest, membership: Membership) -> HttpResponse | None:
+    """The way to the two-factor set-up when the workspace requires it and the user has none."""
+    if not membership.workspace.require_two_factor or is_mfa_enabled(request.user):
+        return None
+    messages.warning(
+        request,
+        f"{membership.workspace.name} requires two-factor authentication: "
+        "add an authenticator app or a passkey to continue.",
+    )
+    return redirect("mfa_index")
 
 
 def workspace_staff_required(
     *, owner_only: bool = False
 ) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
-    """Sign-in required, then an owner or admin role in a workspace (an owner with `owner_only`).
+    """Sign-in required, then an owner or admin role in the chosen workspace (an owner with
+    `owner_only`), and a second factor when that workspace requires one.
 
     Sets `request.membership` and `request.workspace` for the view; anyone else gets 403.
     """
@@ -22,11 +38,18 @@ def workspace_staff_required(
         @login_required
         @wraps(view)
         def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-            membership = dashboard_membership(request.user)
-            if membership is None:
-                raise PermissionDenied("You are not an owner or admin of a workspace.")
+            membership = current_membership(request)
+            if membership is None or membership.role not in STAFF_ROLES:
+                raise PermissionDenied(
+                    f"In {membership.workspace.name} you are a community member: your keys "
+                    "are under Settings → Developer."
+                    if membership
+                    else "You are not an owner or admin of a workspace."
+                )
             if owner_only and membership.role != Membership.Role.OWNER:
                 raise PermissionDenied("Only owners of the workspace can do this.")
+            if (refusal := _two_factor_missing(request, membership)) is not None:
+                return refusal
             request.membership = membership  # type: ignore[attr-defined]
             request.workspace = membership.workspace  # type: ignore[attr-defined]
             return view(request, *args, **kwargs)
@@ -37,7 +60,8 @@ def workspace_staff_required(
 
 
 def workspace_member_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """Sign-in required, then a community member's place in a workspace (the member portal).
+    """Sign-in required, then a community member's place in the chosen workspace (the member
+    portal), and a second factor when that workspace requires one.
 
     Sets `request.membership` and `request.workspace`; anyone else gets 403.
     """
@@ -45,9 +69,11 @@ def workspace_member_required(view: Callable[..., HttpResponse]) -> Callable[...
     @login_required
     @wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        membership = portal_membership(request.user)
-        if membership is None:
+        membership = current_membership(request)
+        if membership is None or membership.role != Membership.Role.MEMBER:
             raise PermissionDenied("The member portal is for community members.")
+        if (refusal := _two_factor_missing(request, membership)) is not None:
+            return refusal
         request.membership = membership  # type: ignore[attr-defined]
         request.workspace = membership.workspace  # type: ignore[attr-defined]
         return view(request, *args, **kwargs)

@@ -50,10 +50,17 @@ class WorkspaceSettingsForm(forms.Form):
         required=False,
         help_text="Keys that never expire suit long-lived server integrations only.",
     )
+    require_two_factor = forms.BooleanField(
+        label="Require two-factor authentication for everyone in this workspace",
+        required=False,
+        help_text="Owners, admins and community members without an authenticator app or a "
+        "passkey are asked to add one before they reach the workspace.",
+    )
 
-    def __init__(self, *args: Any, workspace: Workspace, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, workspace: Workspace, user=None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.workspace = workspace
+        self.user = user
         self.fields["timezone"].choices = grouped_timezones()
         self.fields["default_video_quality"].choices = video_qualities_for_plan(workspace.plan)
 
@@ -74,6 +81,18 @@ class WorkspaceSettingsForm(forms.Form):
 
     def clean_default_video_quality(self) -> str:
         return self._shared(clean_video_quality, "default_video_quality", self.workspace.plan)
+
+    def clean_require_two_factor(self) -> bool:
+        required = self.cleaned_data["require_two_factor"]
+        if required and not self.workspace.require_two_factor and self.user is not None:
+            from allauth.mfa.utils import is_mfa_enabled
+
+            if not is_mfa_enabled(self.user):
+                raise forms.ValidationError(
+                    "Add two-factor authentication to your own account first (Account → "
+                    "Two-factor authentication), so the requirement cannot lock you out."
+                )
+        return required
 
     def changes(self) -> dict[str, Any]:
         """The model fields whose values differ from the workspace's."""

@@ -23,6 +23,8 @@ class Workspace(models.Model):
     # may have no expiry at all.
     key_max_lifetime_days = models.PositiveSmallIntegerField(default=365)
     key_allow_no_expiry = models.BooleanField(default=True)
+    # Owners may require every owner, admin and member to sign in with a second factor.
+    require_two_factor = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:

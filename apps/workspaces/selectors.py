@@ -1,31 +1,68 @@
-"""Who may see which workspace: every dashboard lookup goes through the signed-in user."""
+"""Who may see which workspace: every dashboard lookup goes through the signed-in user and the
+workspace they chose in the header."""
+
+import uuid
+
+from django.db.models import Case, IntegerField, Value, When
+from django.http import HttpRequest
 
 from apps.accounts.models import User
 
 from .models import Membership
 
 STAFF_ROLES = (Membership.Role.OWNER, Membership.Role.ADMIN)
+CHOSEN_WORKSPACE_SESSION_KEY = "workspace_id"
+
+
+def user_memberships(user: User):
+    """Every place the user has, staff places first, then the oldest first."""
+    return (
+        Membership.objects.select_related("workspace")
+        .filter(user=user)
+        .annotate(
+            is_member=Case(
+                When(role=Membership.Role.MEMBER, then=Value(1)),
+                default=Value(0),
+                output_field=IntegerField(),
+            )
+        )
+        .order_by("is_member", "created_at", "id")
+    )
+
+
+def current_membership(request: HttpRequest) -> Membership | None:
+    """The membership of the workspace the user chose, or their first place when they chose
+    none or have left the chosen one. Cached on the request."""
+    if hasattr(request, "_current_membership"):
+        return request._current_membership
+    user = request.user
+    membership = None
+    if user.is_authenticated:
+        memberships = user_memberships(user)
+        chosen = request.session.get(CHOSEN_WORKSPACE_SESSION_KEY)
+        if chosen:
+            membership = memberships.filter(workspace_id=chosen).first()
+        if membership is None:
+            membership = memberships.first()
+    request._current_membership = membership
+    return membership
+
+
+def choose_workspace(request: HttpRequest, workspace_id) -> Membership | None:
+    """Make `workspace_id` the workspace every page shows, if the user still belongs to it."""
+    try:
+        workspace_id = uuid.UUID(str(workspace_id))
+    except ValueError:
+        return None
+    membership = user_memberships(request.user).filter(workspace_id=workspace_id).first()
+    if membership is not None:
+        request.session[CHOSEN_WORKSPACE_SESSION_KEY] = str(membership.workspace_id)
+        request._current_membership = membership
+    return membership
 
 
 def dashboard_membership(user: User) -> Membership | None:
-    """The membership whose workspace the dashboard shows: the user's oldest as owner or admin."""
+    """The user's oldest place as owner or admin (for code without a request, e.g. commands)."""
     if not user.is_authenticated:
         return None
-    return (
-        Membership.objects.select_related("workspace")
-        .filter(user=user, role__in=STAFF_ROLES)
-        .order_by("created_at", "id")
-        .first()
-    )
-
-
-def portal_membership(user: User) -> Membership | None:
-    """The membership whose workspace the member portal shows: the user's oldest as a member."""
-    if not user.is_authenticated:
-        return None
-    return (
-        Membership.objects.select_related("workspace")
-        .filter(user=user, role=Membership.Role.MEMBER)
-        .order_by("created_at", "id")
-        .first()
-    )
+    return user_memberships(user).filter(role__in=STAFF_ROLES).first()

@@ -5,12 +5,6 @@ from typing import Any
 from django.db import transaction
 
 from apps.accounts.models import User
-from apps.accounts.services import (
-    clean_email,
-    invitation_send_on_commit,
-    user_create,
-    user_get_or_invite,
-)
 from apps.api_keys.models import ApiKey
 from apps.api_keys.services import api_key_revoke
 from apps.audit.models import Action
@@ -54,14 +48,6 @@ def workspace_update(*, workspace: Workspace, changes: dict[str, Any], actor: Ac
     return current
 
 
-def account_sign_up(*, email: str, password: str, workspace_name: str):
-    """A new user who owns a new workspace, created together or not at all."""
-    with transaction.atomic():
-        user = user_create(email=email, password=password)
-        workspace = workspace_create(name=workspace_name, owner=user)
-    return user, workspace
-
-
 def _lock_owners(workspace: Workspace) -> int:
     """Lock the workspace's owner rows and count them, so two concurrent changes can never
     leave a workspace without an owner."""
@@ -72,41 +58,6 @@ def _lock_owners(workspace: Workspace) -> int:
             )
         )
     )
-
-
-def team_invite(
-    *, workspace: Workspace, email: str, role: str, actor: Actor, base_url: str
-) -> Membership:
-    """Give someone an owner or admin role, creating their account (and e-mailing them a link
-    to set a password) when they are new. A community member of the workspace is promoted."""
-    if role not in STAFF_ROLES:
-        raise InvalidInput("role", "The role must be owner or admin.")
-    email = clean_email(email)
-    with transaction.atomic():
-        user, is_new = user_get_or_invite(email)
-        membership = Membership.objects.filter(workspace=workspace, user=user).first()
-        if membership is not None and membership.role in STAFF_ROLES:
-            raise InvalidInput("email", f"{email} is already on the team as {membership.role}.")
-        if membership is None:
-            membership = Membership.objects.create(workspace=workspace, user=user, role=role)
-        else:
-            membership.role = role
-            membership.save(update_fields=["role"])
-        audit_record(
-            workspace=workspace,
-            action=Action.TEAM_MEMBER_ADDED,
-            actor=actor,
-            subject=email,
-            data={"email": email, "role": role},
-        )
-        if is_new:
-            invitation_send_on_commit(
-                user,
-                subject=f"You have been added to {workspace.name} on Gatehouse",
-                intro=f"You are now {role} of {workspace.name}.",
-                base_url=base_url,
-            )
-    return membership
 
 
 def team_change_role(*, membership: Membership, role: str, actor: Actor) -> Membership:

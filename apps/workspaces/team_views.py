@@ -7,13 +7,15 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
+from apps.accounts.sudo import recent_authentication_required
 from apps.common.http import request_actor
 from apps.common.validation import InvalidInput
+from apps.invitations.services import invitation_create, pending_invitations
 
 from .decorators import workspace_staff_required
 from .models import Membership
 from .selectors import STAFF_ROLES
-from .services import team_change_role, team_invite, team_remove
+from .services import team_change_role, team_remove
 
 ROLE_CHOICES = [(role.value, role.label) for role in STAFF_ROLES]
 
@@ -29,6 +31,7 @@ def _is_owner(request: HttpRequest) -> bool:
 
 @require_http_methods(["GET", "POST"])
 @workspace_staff_required()
+@recent_authentication_required(allow_get=True)
 def team(request: HttpRequest) -> HttpResponse:
     form = TeamInviteForm(request.POST or None)
     if request.method == "POST":
@@ -36,7 +39,7 @@ def team(request: HttpRequest) -> HttpResponse:
             raise PermissionDenied("Only owners change the team.")
         if form.is_valid():
             try:
-                membership = team_invite(
+                invitation, _ = invitation_create(
                     workspace=request.workspace,
                     email=form.cleaned_data["email"],
                     role=form.cleaned_data["role"],
@@ -46,7 +49,11 @@ def team(request: HttpRequest) -> HttpResponse:
             except InvalidInput as error:
                 form.add_error("email" if error.field == "email" else None, error.message)
             else:
-                messages.success(request, f"{membership.user.email} is now {membership.role}.")
+                messages.success(
+                    request,
+                    f"Invited {invitation.email} as {invitation.get_role_display().lower()}: "
+                    "they join once they accept the e-mailed invitation.",
+                )
                 return redirect("workspaces:team")
     teammates = (
         Membership.objects.filter(workspace=request.workspace, role__in=STAFF_ROLES)
@@ -59,6 +66,7 @@ def team(request: HttpRequest) -> HttpResponse:
         {
             "form": form,
             "teammates": teammates,
+            "invitations": pending_invitations(request.workspace),
             "can_edit": _is_owner(request),
             "role_choices": ROLE_CHOICES,
         },
@@ -67,6 +75,7 @@ def team(request: HttpRequest) -> HttpResponse:
 
 @require_http_methods(["POST"])
 @workspace_staff_required(owner_only=True)
+@recent_authentication_required
 def team_member_update(request: HttpRequest, membership_id: int) -> HttpResponse:
     membership = get_object_or_404(
         Membership.objects.select_related("user", "workspace"),

@@ -1,4 +1,5 @@
 from django.contrib import messages
+from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
@@ -8,6 +9,7 @@ from apps.common.http import request_actor
 from .choices import PLAN_MAX_VIDEO_QUALITY
 from .decorators import workspace_staff_required
 from .forms import WorkspaceSettingsForm
+from .selectors import choose_workspace
 from .services import workspace_update
 
 
@@ -16,7 +18,9 @@ from .services import workspace_update
 def workspace_settings(request: HttpRequest) -> HttpResponse:
     workspace = request.workspace
     initial = {field: getattr(workspace, field) for field in WorkspaceSettingsForm.base_fields}
-    form = WorkspaceSettingsForm(request.POST or None, initial=initial, workspace=workspace)
+    form = WorkspaceSettingsForm(
+        request.POST or None, initial=initial, workspace=workspace, user=request.user
+    )
     if request.method == "POST" and form.is_valid():
         changes = form.changes()
         if changes:
@@ -35,3 +39,15 @@ def workspace_settings(request: HttpRequest) -> HttpResponse:
             "plan_max_quality": PLAN_MAX_VIDEO_QUALITY[workspace.plan],
         },
     )
+
+
+@require_http_methods(["POST"])
+@login_required
+def workspace_switch(request: HttpRequest) -> HttpResponse:
+    """The header's workspace switcher: every page then shows the chosen workspace."""
+    membership = choose_workspace(request, request.POST.get("workspace", ""))
+    if membership is None:
+        messages.error(request, "You are not in that workspace any more.")
+    else:
+        messages.success(request, f"Switched to {membership.workspace.name}.")
+    return redirect("home")

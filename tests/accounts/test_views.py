@@ -1,28 +1,58 @@
+import base64
+import hashlib
+import hmac
+import re
+import struct
+import time
+from datetime import timedelta
+
 import pytest
+import time_machine
+from allauth.account.models import EmailAddress
+from allauth.mfa.totp.internal.auth import TOTP
+from django.core import mail
+from django.utils import timezone
 
 from apps.accounts.models import User
 from apps.workspaces.models import Membership, Workspace
-from tests.factories import PASSWORD, MembershipFactory, owner_of
+from tests.conftest import authenticated_minutes_ago
+from tests.factories import PASSWORD, MembershipFactory, UserFactory, owner_of
 
 pytestmark = pytest.mark.django_db
 GOOD_PASSWORD = "a-much-longer-passphrase-7"
 
 
 def sign_up(client, **overrides):
-    data = {"email": "new@example.com", "password": GOOD_PASSWORD, "workspace_name": "Acme"}
+    data = {"email": "new@example.com", "password1": GOOD_PASSWORD, "workspace_name": "Acme"}
     data.update(overrides)
     return client.post("/sign-up/", data)
 
 
-def test_sign_up_creates_workspace_and_owner_and_signs_in(client):
+def sign_in(client, email="owner@example.com", password=PASSWORD, **headers):
+    return client.post("/sign-in/", {"login": email, "password": password}, **headers)
+
+
+def link_in(message) -> str:
+    return re.search(r"http://testserver(/\S+)", message.body).group(1)
+
+
+def test_sign_up_reaches_nothing_until_the_address_is_verified(client):
     response = sign_up(client)
-    assert response.status_code == 302
-    assert response["Location"] == "/integrations/api/"
+    assert response.status_code == 302 and response["Location"] == "/account/confirm-email/"
     membership = Membership.objects.get(user__email="new@example.com")
-    assert membership.role == "owner"
-    assert membership.workspace.name == "Acme"
+    assert membership.role == "owner" and membership.workspace.name == "Acme"
+    assert client.get("/integrations/api/")["Location"].startswith("/sign-in/")
+    # Signing in before verifying sends the verification link again instead of a session.
+    assert sign_in(client, "new@example.com", GOOD_PASSWORD)["Location"] == (
+        "/account/confirm-email/"
+    )
+    assert client.get("/integrations/api/").status_code == 302
+
+    confirm = link_in(mail.outbox[0])
+    assert confirm.startswith("/account/confirm-email/")
+    assert client.post(confirm)["Location"] == "/"
+    assert EmailAddress.objects.get(email="new@example.com").verified
     assert client.get("/integrations/api/").status_code == 200
-    assert User.objects.get().password.startswith("md5$")  # tests' cheap hasher
 
 
 def test_passwords_are_hashed_with_argon2_outside_tests():
@@ -42,8 +72,8 @@ def test_passwords_are_hashed_with_argon2_outside_tests():
     "overrides, message",
     [
         ({"email": "not-an-email"}, "Enter a valid email address"),
-        ({"password": "short"}, "too short"),
-        ({"password": "password123"}, "too common"),
+        ({"password1": "short"}, "too short"),
+        ({"password1": "password123"}, "too common"),
         ({"workspace_name": "   "}, "required"),
         ({"workspace_name": "x" * 101}, "at most 100"),
     ],
@@ -56,29 +86,123 @@ def test_sign_up_shows_form_errors_and_creates_nothing(client, overrides, messag
     assert not User.objects.exists()
 
 
-def test_sign_up_refuses_a_taken_email(client):
-    owner_of(email="new@example.com")
-    response = sign_up(client)
-    assert "already exists" in response.content.decode()
+def test_sign_up_states_the_password_rules_in_one_sentence(client):
+    page = client.get("/sign-up/").content.decode()
+    assert "At least 8 characters, not a common password" in page
+    assert "<ul" not in page.split("<main", 1)[1]  # not Django's list of four rules
+
+
+def test_sign_up_answers_the_same_whether_or_not_the_address_has_an_account(client):
+    owner_of(email="taken@example.com")
+    fresh = sign_up(client, email="free@example.com")
+    client.cookies.clear()
+    taken = sign_up(client, email="taken@example.com", workspace_name="Other")
+    assert (fresh.status_code, fresh["Location"]) == (taken.status_code, taken["Location"])
+    assert not Workspace.objects.filter(name="Other").exists()
+    # The holder of the taken address is told by e-mail, never the visitor on the page.
+    assert [m.to for m in mail.outbox] == [["free@example.com"], ["taken@example.com"]]
+
+
+def test_password_reset_answers_the_same_whether_or_not_the_address_has_an_account(client):
+    owner_of(email="known@example.com")
+    known = client.post("/account/password/reset/", {"email": "known@example.com"})
+    unknown = client.post("/account/password/reset/", {"email": "nobody@example.com"})
+    assert (known.status_code, known["Location"]) == (unknown.status_code, unknown["Location"])
+    page_known = client.get(known["Location"]).content.decode()
+    page_unknown = client.get(unknown["Location"]).content.decode()
+    assert _main(page_known) == _main(page_unknown)
+
+
+def _main(page: str) -> str:
+    return re.sub(r'name="csrfmiddlewaretoken" value="[^"]+"', "", page.split("<main", 1)[1])
+
+
+def test_password_reset_sets_a_new_password(client):
+    user = owner_of(email="known@example.com")
+    client.post("/account/password/reset/", {"email": "known@example.com"})
+    form = client.get(link_in(mail.outbox[0]), follow=True)
+    response = client.post(
+        form.redirect_chain[-1][0], {"password1": GOOD_PASSWORD, "password2": GOOD_PASSWORD}
+    )
+    assert response.status_code == 302
+    user.refresh_from_db()
+    assert user.check_password(GOOD_PASSWORD)
 
 
 def test_sign_in_by_email_lands_on_the_workspace(client):
     owner_of(email="owner@example.com")
-    response = client.post("/sign-in/", {"username": "Owner@Example.com", "password": PASSWORD})
+    response = sign_in(client, "Owner@Example.com")
     assert response.status_code == 302
     assert client.get(response["Location"]).url == "/integrations/api/"
 
 
 def test_wrong_password_gets_a_clear_error(client):
     owner_of(email="owner@example.com")
-    response = client.post("/sign-in/", {"username": "owner@example.com", "password": "nope"})
+    response = sign_in(client, password="nope")
     assert response.status_code == 200
     assert "do not match an account" in response.content.decode()
 
 
+def test_the_sixth_rapid_failure_is_refused_even_with_the_right_password(client):
+    owner_of(email="owner@example.com")
+    for _ in range(5):
+        assert "do not match" in sign_in(client, password="wrong").content.decode()
+    refused = sign_in(client)
+    assert refused.status_code == 200
+    assert "Too many failed sign-ins. Try again in 5 minutes." in refused.content.decode()
+    assert client.get("/integrations/api/").status_code == 302
+    with time_machine.travel(timezone.now() + timedelta(minutes=5, seconds=1)):
+        assert sign_in(client).status_code == 302
+
+
+def test_a_forged_x_forwarded_for_does_not_reset_the_per_address_limit(client, settings):
+    settings.TRUSTED_PROXY_COUNT = 1  # one proxy in front: it appends the real address
+    for n in range(10):
+        forged = {"HTTP_X_FORWARDED_FOR": f"10.0.0.{n}, 198.51.100.7"}
+        page = sign_in(client, f"person{n}@example.com", "wrong", **forged).content.decode()
+        assert "do not match" in page
+    owner_of(email="owner@example.com")
+    forged = {"HTTP_X_FORWARDED_FOR": "10.9.9.9, 198.51.100.7"}
+    assert "Too many failed sign-ins" in sign_in(client, **forged).content.decode()
+    elsewhere = {"HTTP_X_FORWARDED_FOR": "203.0.113.9"}
+    assert sign_in(client, **elsewhere).status_code == 302
+
+
+def test_the_admin_signs_in_through_the_throttled_sign_in(client):
+    response = client.get("/admin/login/?next=/admin/")
+    assert response.status_code == 302 and response["Location"].startswith("/sign-in/")
+    staff = UserFactory(email="staff@example.com", is_staff=True, is_superuser=True)
+    sign_in(client, staff.email)
+    assert client.get("/admin/").status_code == 200
+
+
+def test_sign_in_with_an_authenticator_app_code(client):
+    user = owner_of(email="owner@example.com")
+    secret = base64.b32encode(b"0123456789abcdefghij").decode()
+    TOTP.activate(user, secret)
+    response = sign_in(client)
+    assert response["Location"] == "/account/2fa/authenticate/"
+    assert client.get("/integrations/api/").status_code == 302  # not signed in yet
+    wrong = client.post("/account/2fa/authenticate/", {"code": "000000"})
+    assert "Incorrect code" in wrong.content.decode()
+    right = client.post("/account/2fa/authenticate/", {"code": totp(secret)})
+    assert right.status_code == 302
+    assert client.get("/integrations/api/").status_code == 200
+
+
+def totp(secret: str, at: float | None = None) -> str:
+    """RFC 6238 with SHA-1, 30-second steps and 6 digits, as authenticator apps compute it."""
+    counter = int((at or time.time()) // 30)
+    digest = hmac.new(base64.b32decode(secret), struct.pack(">Q", counter), hashlib.sha1).digest()
+    offset = digest[-1] & 0x0F
+    value = struct.unpack(">I", digest[offset : offset + 4])[0] & 0x7FFFFFFF
+    return f"{value % 1_000_000:06d}"
+
+
 def test_sign_out_is_a_post(client):
     client.force_login(owner_of())
-    assert client.get("/sign-out/").status_code == 405
+    assert client.get("/sign-out/").status_code == 200  # a confirmation page
+    assert client.get("/integrations/api/").status_code == 200
     assert client.post("/sign-out/").status_code == 302
     assert client.get("/integrations/api/").status_code == 302
 
@@ -87,8 +211,8 @@ def test_password_change(client):
     user = owner_of()
     client.force_login(user)
     response = client.post(
-        "/account/password/",
-        {"old_password": PASSWORD, "new_password1": GOOD_PASSWORD, "new_password2": GOOD_PASSWORD},
+        "/account/password/change/",
+        {"oldpassword": PASSWORD, "password1": GOOD_PASSWORD, "password2": GOOD_PASSWORD},
     )
     assert response.status_code == 302
     user.refresh_from_db()
@@ -102,6 +226,41 @@ def test_anonymous_visitor_is_sent_to_sign_in(client):
         assert response["Location"].startswith("/sign-in/")
 
 
+def test_a_session_ends_after_two_idle_hours(client):
+    client.force_login(owner_of())
+    with time_machine.travel(timezone.now() + timedelta(hours=1, minutes=59)):
+        assert client.get("/integrations/api/").status_code == 200
+    with time_machine.travel(timezone.now() + timedelta(hours=4)):
+        response = client.get("/integrations/api/")
+        assert response.status_code == 302 and response["Location"].startswith("/sign-in/")
+
+
+def test_a_session_ends_seven_days_after_sign_in_however_busy(client):
+    client.force_login(owner_of())
+    start = timezone.now()
+    for hours in range(1, 7 * 24, 1):
+        with time_machine.travel(start + timedelta(hours=hours)):
+            assert client.get("/settings/").status_code == 200, f"signed out after {hours} h"
+    with time_machine.travel(start + timedelta(days=7, minutes=1)):
+        assert client.get("/settings/").status_code == 302
+
+
+def test_creating_a_key_asks_for_the_password_again_after_ten_minutes(client):
+    client.force_login(owner_of())
+    authenticated_minutes_ago(client, 9)
+    assert client.get("/integrations/api/new/").status_code == 200
+    authenticated_minutes_ago(client, 11)
+    response = client.get("/integrations/api/new/")
+    assert response.status_code == 302
+    assert response["Location"] == "/account/reauthenticate/?next=%2Fintegrations%2Fapi%2Fnew%2F"
+    assert client.post("/account/reauthenticate/", {"password": "wrong"}).status_code == 200
+    done = client.post(
+        "/account/reauthenticate/?next=/integrations/api/new/", {"password": PASSWORD}
+    )
+    assert done["Location"] == "/integrations/api/new/"
+    assert client.get("/integrations/api/new/").status_code == 200
+
+
 def test_member_lands_on_the_portal_and_never_sees_the_dashboard(client):
     member = MembershipFactory(role=Membership.Role.MEMBER).user
     client.force_login(member)
@@ -112,12 +271,10 @@ def test_member_lands_on_the_portal_and_never_sees_the_dashboard(client):
 
 
 def test_user_without_any_workspace_sees_a_clear_page(client):
-    from tests.factories import UserFactory
-
     client.force_login(UserFactory())
     response = client.get("/")
     assert response.status_code == 403
-    assert "No workspace to manage" in response.content.decode()
+    assert "No workspace yet" in response.content.decode()
 
 
 def test_forms_are_csrf_protected(client):
@@ -125,5 +282,14 @@ def test_forms_are_csrf_protected(client):
 
     strict = Client(enforce_csrf_checks=True)
     assert strict.post("/sign-up/", {"email": "a@b.co"}).status_code == 403
+    assert strict.post("/sign-in/", {"login": "a@b.co", "password": "x"}).status_code == 403
     strict.force_login(owner_of())
     assert strict.post("/settings/", {"name": "x"}).status_code == 403
+    assert strict.post("/workspace/switch/", {"workspace": "x"}).status_code == 403
+
+
+def test_every_page_carries_a_content_security_policy(client):
+    client.force_login(owner_of())
+    for url in ["/sign-in/", "/integrations/api/", "/account/2fa/"]:
+        policy = client.get(url)["Content-Security-Policy"]
+        assert "script-src 'self'" in policy and "'unsafe-inline'" not in policy

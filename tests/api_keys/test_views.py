@@ -143,6 +143,7 @@ def test_expired_and_revoked_badges_and_state_filter(client, owner):
     gone = make_key(user=owner, workspace=workspace, name="Gone").key
     api_key_revoke(key=gone, actor=Actor.of_user(owner))
     with time_machine.travel(timezone.now() + timedelta(days=2)):
+        client.force_login(owner)  # two days idle ends a session
         page = client.get(LIST).content.decode()
         assert ">Expired<" in page and ">Revoked<" in page and ">Active<" in page
         expired = client.get(LIST + "?state=expired").content.decode()

@@ -22,7 +22,7 @@ def owner(client):
     return user
 
 
-def test_owner_creates_a_community_and_adds_a_new_member_by_email(
+def test_owner_creates_a_community_and_invites_a_member_by_email(
     client, owner, django_capture_on_commit_callbacks
 ):
     response = client.post("/communities/", {"name": "Makers"})
@@ -30,34 +30,24 @@ def test_owner_creates_a_community_and_adds_a_new_member_by_email(
     assert response["Location"] == f"/communities/{community.pk}/"
     assert community.workspace == owner.memberships.get().workspace
     with django_capture_on_commit_callbacks(execute=True):
-        client.post(f"/communities/{community.pk}/", {"email": "New.Member@Example.com"})
-    member = User.objects.get(email="new.member@example.com")
-    assert not member.has_usable_password()
-    assert Membership.objects.get(user=member).role == "member"
-    assert CommunityMembership.objects.filter(community=community, user=member).exists()
+        page = client.post(
+            f"/communities/{community.pk}/", {"email": "New.Member@Example.com"}, follow=True
+        ).content.decode()
+    assert "Invited new.member@example.com to Makers" in page
+    assert "Pending invitations" in page and "new.member@example.com" in page
+    # Nothing is granted, and no account is made, until the invitation is accepted.
+    assert not User.objects.filter(email="new.member@example.com").exists()
+    assert not CommunityMembership.objects.exists()
     assert len(mail.outbox) == 1
     assert "Makers" in mail.outbox[0].subject
-    link = re.search(r"http://testserver(/account/set-password/\S+)", mail.outbox[0].body).group(1)
-
-    client.logout()
-    form = client.get(link, follow=True)
-    assert "Choose your password" in form.content.decode()
-    client.post(
-        form.redirect_chain[-1][0],
-        {
-            "new_password1": "a-much-longer-passphrase-7",
-            "new_password2": "a-much-longer-passphrase-7",
-        },
-    )
-    member.refresh_from_db()
-    assert member.check_password("a-much-longer-passphrase-7")
+    assert re.search(r"http://testserver/invitations/\S+/", mail.outbox[0].body)
 
 
-def test_adding_an_existing_user_keeps_their_role_and_sends_no_mail(client, owner):
+def test_inviting_an_existing_member_of_the_community_is_a_form_error(client, owner):
     community = make_community(workspace=owner.memberships.get().workspace)
-    client.post(f"/communities/{community.pk}/", {"email": owner.email})
-    assert owner.memberships.get().role == "owner"
-    assert CommunityMembership.objects.filter(user=owner).exists()
+    member = member_of(community)
+    page = client.post(f"/communities/{community.pk}/", {"email": member.email}).content.decode()
+    assert "already a member of" in page
     assert mail.outbox == []
 
 
@@ -151,8 +141,8 @@ def test_commands_create_a_community_and_add_a_member(django_capture_on_commit_c
             "m@example.com",
             stdout=StringIO(),
         )
-    assert CommunityMembership.objects.get().user.email == "m@example.com"
-    assert len(mail.outbox) == 1
+    assert not CommunityMembership.objects.exists()  # an invitation, not a membership
+    assert len(mail.outbox) == 1 and "/invitations/" in mail.outbox[0].body
     with pytest.raises(CommandError, match="No community"):
         call_command("addcommunitymember", "--community", "999", "--email", "m@example.com")
     with pytest.raises(CommandError, match="not a valid e-mail"):

@@ -133,6 +133,7 @@ def test_device_code_expires_after_15_minutes(client, browser, owner):
     body = start(client).json()
     with time_machine.travel(timezone.now() + timedelta(minutes=15, seconds=1)):
         assert poll(client, body["device_code"]).json()["error"] == "expired_token"
+        browser.force_login(owner)  # a fresh sign-in: sudo mode lasts 10 minutes
         page = browser.get(f"/device?user_code={body['user_code']}")
         assert page.status_code == 400
 

@@ -1,18 +1,25 @@
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from apps.audit.services import Actor
 from apps.common.validation import InvalidInput
 from apps.communities.models import Community
-from apps.communities.services import community_member_add
+from apps.invitations.services import invitation_create
 
 
 class Command(BaseCommand):
-    help = "Add a person to a community by e-mail (a new person gets a set-password e-mail)."
+    help = (
+        "Invite a person to a community by e-mail: they get a link, and join once they accept. "
+        "Prints the link too."
+    )
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--community", required=True, type=int, metavar="ID")
         parser.add_argument("--email", required=True)
         parser.add_argument(
-            "--base-url", default="http://127.0.0.1:8000", help="the dashboard's address for links"
+            "--base-url",
+            default=settings.SITE_URL,
+            help=f"the dashboard's address for the link (default: SITE_URL, {settings.SITE_URL})",
         )
 
     def handle(self, *args, community: int, email: str, base_url: str, **options) -> None:
@@ -20,7 +27,17 @@ class Command(BaseCommand):
         if found is None:
             raise CommandError(f"No community has the id {community}.")
         try:
-            user = community_member_add(community=found, email=email, base_url=base_url)
+            invitation, link = invitation_create(
+                workspace=found.workspace,
+                community=found,
+                email=email,
+                role="member",
+                actor=Actor.of_operator("addcommunitymember"),
+                base_url=base_url,
+            )
         except InvalidInput as error:
             raise CommandError(error.message) from None
-        self.stdout.write(f"{user.email} is a member of {found.name!r}.")
+        self.stdout.write(
+            f"Invited {invitation.email} to {found.name!r}; they join once they accept.\n"
+            f"  Invitation link (works once, for 7 days): {link}"
+        )
