@@ -39,13 +39,29 @@ def browser():
         browser.close()
 
 
+def watch_for_csp_violations(page) -> list[str]:
+    """Collect every Content-Security-Policy violation the page reports on its console."""
+    violations: list[str] = []
+
+    def on_console(message) -> None:
+        if "Content Security Policy" in message.text:
+            violations.append(f"{page.url}: {message.text}")
+
+    page.on("console", on_console)
+    return violations
+
+
 @pytest.fixture
 def page(browser, live_server):
+    """A page of the live server; the test fails if any page it opened broke the
+    Content-Security-Policy (an inline script or style, a foreign source)."""
     context = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 900})
     page = context.new_page()
     page.set_default_timeout(10_000)
+    violations = watch_for_csp_violations(page)
     yield page
     context.close()
+    assert violations == [], "Content-Security-Policy violations:\n" + "\n".join(violations)
 
 
 @pytest.fixture

@@ -1,4 +1,7 @@
+import re
+
 import pytest
+from django.core import mail
 
 from apps.api_keys.services import api_key_revoke
 from apps.audit.services import Actor
@@ -15,7 +18,7 @@ def test_audit_page_filters_and_exports(page, live_server, shoot):
     api_key_revoke(key=gone, actor=Actor.of_operator("revokeapikey"))
 
     page.goto("/sign-in/")
-    page.fill("input[name=username]", "owner@acme.test")
+    page.fill("input[name=login]", "owner@acme.test")
     page.fill("input[name=password]", PASSWORD)
     page.click("button[type=submit]")
     page.wait_for_url("**/integrations/api/")
@@ -42,18 +45,37 @@ def test_audit_page_filters_and_exports(page, live_server, shoot):
     assert kept.hint not in content
 
 
-def test_team_page_adds_and_changes_a_teammate(page, live_server, shoot):
+def test_team_page_invites_a_teammate_who_accepts_then_changes_their_role(
+    page, browser, live_server, shoot
+):
     owner_of(email="owner@acme.test")
     page.goto("/sign-in/")
-    page.fill("input[name=username]", "owner@acme.test")
+    page.fill("input[name=login]", "owner@acme.test")
     page.fill("input[name=password]", PASSWORD)
     page.click("button[type=submit]")
     page.wait_for_url("**/integrations/api/")
     page.click("nav >> text=Team")
     page.fill("input[name=email]", "ada@acme.test")
     page.select_option("form.form-card select[name=role]", "admin")
-    page.click("button:has-text('Add teammate')")
-    assert "ada@acme.test is now admin" in page.text_content(".flashes")
+    page.click("button:has-text('Send invitation')")
+    assert "Invited ada@acme.test as admin" in page.text_content(".flashes")
+    assert page.locator("tr", has_text="ada@acme.test").locator("text=Pending").count() == 1
+    link = re.search(r"http://\S+/invitations/\S+/", mail.outbox[-1].body).group(0)
+
+    # Ada, in her own browser, creates her account through the link and accepts.
+    ada = browser.new_context(base_url=live_server.url).new_page()
+    ada.goto(link)
+    ada.click("a:has-text('Create an account')")
+    assert ada.input_value("input[name=email]") == "ada@acme.test"
+    ada.fill("input[name=password1]", "a-much-longer-passphrase-7")
+    ada.click("button:has-text('Create account')")
+    ada.click("button:has-text('Accept and join')")
+    ada.wait_for_url("**/integrations/api/")
+    assert "You are now admin of" in ada.text_content(".flashes")
+    ada.context.close()
+
+    page.reload()
+    assert page.locator("text=Pending invitations").count() == 0
     row = page.locator("tr", has_text="ada@acme.test")
     row.locator("select[name=role]").select_option("owner")
     row.locator("button:has-text('Change')").click()

@@ -49,7 +49,7 @@ def test_login_approve_whoami_set_and_logout(page, live_server, tmp_path, shoot)
 
         page.goto("/device")
         page.wait_for_url("**/sign-in/**")
-        page.fill("input[name=username]", owner.email)
+        page.fill("input[name=login]", owner.email)
         page.fill("input[name=password]", PASSWORD)
         page.click("button[type=submit]")
         page.wait_for_url("**/device**")

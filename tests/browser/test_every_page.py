@@ -8,7 +8,10 @@ from datetime import timedelta
 
 import pytest
 
+from apps.audit.services import Actor
 from apps.communities.models import Community
+from apps.invitations.services import invitation_create
+from tests.browser.conftest import watch_for_csp_violations
 from tests.browser.test_dashboard import sign_in
 from tests.factories import make_community, make_key, member_of, owner_of
 
@@ -30,8 +33,25 @@ def owner_pages(key_id: int, community_id: int) -> dict[str, str]:
         "team": "/settings/team/",
         "audit": "/audit/",
         "device": "/device",
-        "password": "/account/password/",
+        "password": "/account/password/change/",
+        "two-factor": "/account/2fa/",
+        "totp": "/account/2fa/totp/activate/",
+        "passkey": "/account/2fa/webauthn/add/",
+        "emails": "/account/email/",
+        "reauthenticate": "/account/reauthenticate/",
     }
+
+
+def invitation_path(community) -> str:
+    _, link = invitation_create(
+        workspace=community.workspace,
+        community=community,
+        email="invited@example.com",
+        role="member",
+        actor=Actor.of_operator("test"),
+        base_url="",
+    )
+    return link
 
 
 @pytest.mark.parametrize("width", WIDTHS)
@@ -49,8 +69,15 @@ def test_no_page_scrolls_sideways(browser, live_server, shoot, width):
     )
     page = context.new_page()
     page.set_default_timeout(10_000)
+    csp_violations = watch_for_csp_violations(page)
     try:
-        for name, path in {"sign-in": "/sign-in/", "sign-up": "/sign-up/"}.items():
+        anonymous = {
+            "sign-in": "/sign-in/",
+            "sign-up": "/sign-up/",
+            "password-reset": "/account/password/reset/",
+            "invitation": invitation_path(community),
+        }
+        for name, path in anonymous.items():
             page.goto(path)
             shoot(page, f"{width}-{name}")
             assert page.evaluate("document.documentElement.scrollWidth") <= WIDTHS[width], name
@@ -64,6 +91,7 @@ def test_no_page_scrolls_sideways(browser, live_server, shoot, width):
             if scroll_width > WIDTHS[width]:
                 overflowing[name] = scroll_width
         assert overflowing == {}
+        assert csp_violations == []
         assert Community.objects.count() == 1
     finally:
         context.close()

@@ -11,7 +11,7 @@ def test_member_creates_uses_and_revokes_a_member_key(page, live_server, shoot):
     member_of(community, email="maker@example.com")
 
     page.goto("/sign-in/")
-    page.fill("input[name=username]", "maker@example.com")
+    page.fill("input[name=login]", "maker@example.com")
     page.fill("input[name=password]", PASSWORD)
     page.click("button[type=submit]")
     page.wait_for_url("**/portal/")
