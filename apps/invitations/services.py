@@ -178,7 +178,7 @@ def invitation_accept(*, invitation: Invitation, user: User, ip: str | None) -> 
     a community keeps their role."""
     with transaction.atomic():
         current = (
-            Invitation.objects.select_for_update()
+            Invitation.objects.select_for_update(of=("self",))
             .select_related("workspace", "community")
             .get(pk=invitation.pk)
         )
