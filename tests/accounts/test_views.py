@@ -293,3 +293,30 @@ def test_every_page_carries_a_content_security_policy(client):
     for url in ["/sign-in/", "/integrations/api/", "/account/2fa/"]:
         policy = client.get(url)["Content-Security-Policy"]
         assert "script-src 'self'" in policy and "'unsafe-inline'" not in policy
+
+
+def test_production_cookies_are_host_only_and_secure():
+    import subprocess
+    import sys
+
+    env = {
+        "DEBUG": "false",
+        "SECRET_KEY": "s" * 64,
+        "API_KEY_HASH_SECRET": "h" * 64,
+        "PATH": "/usr/bin:/bin",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+    }
+    script = (
+        "from django.conf import settings as s; print(s.SESSION_COOKIE_NAME, s.CSRF_COOKIE_NAME,"
+        " s.SESSION_COOKIE_SECURE, s.CSRF_COOKIE_SECURE, s.SESSION_COOKIE_AGE)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+    )
+    assert result.stdout.split() == [
+        "__Host-sessionid",
+        "__Host-csrftoken",
+        "True",
+        "True",
+        str(7 * 24 * 3600),
+    ]
