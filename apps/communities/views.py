@@ -4,6 +4,7 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.defaultfilters import pluralize
+from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from apps.accounts.models import User
@@ -71,11 +72,24 @@ def community_detail(request: HttpRequest, community_id: int) -> HttpResponse:
     )
 
 
-@require_http_methods(["POST"])
+@require_http_methods(["GET", "POST"])
 @workspace_staff_required()
 def community_member_delete(request: HttpRequest, community_id: int, user_id: int) -> HttpResponse:
+    """GET asks for confirmation (the path without JavaScript); POST removes."""
     community = get_workspace_community_or_404(request, community_id)
     user = get_object_or_404(User, pk=user_id, community_memberships__community=community)
+    if request.method == "GET":
+        return render(
+            request,
+            "confirm.html",
+            {
+                "title": f"Remove {user.email} from {community.name}?",
+                "message": f"Their keys lose access to {community.name} at once; out of their "
+                "last community here, their member keys are revoked.",
+                "action_label": "Remove member",
+                "cancel_url": reverse("communities:detail", args=[community.pk]),
+            },
+        )
     revoked = community_member_remove(community=community, user=user, actor=request_actor(request))
     if revoked:
         messages.success(

@@ -5,6 +5,7 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from apps.accounts.sudo import recent_authentication_required
@@ -96,4 +97,35 @@ def team_member_update(request: HttpRequest, membership_id: int) -> HttpResponse
             messages.success(request, f"{updated.user.email} is now {updated.role}.")
     except InvalidInput as error:
         messages.error(request, error.message)
+    return redirect("workspaces:team")
+
+
+@require_http_methods(["GET", "POST"])
+@workspace_staff_required(owner_only=True)
+@recent_authentication_required(allow_get=True)
+def team_member_remove(request: HttpRequest, membership_id: int) -> HttpResponse:
+    """GET asks for confirmation (the path without JavaScript); POST removes."""
+    membership = get_object_or_404(
+        Membership.objects.select_related("user", "workspace"),
+        pk=membership_id,
+        workspace=request.workspace,
+        role__in=STAFF_ROLES,
+    )
+    if request.method == "GET":
+        return render(
+            request,
+            "confirm.html",
+            {
+                "title": f"Remove {membership.user.email} from the team?",
+                "message": "Their keys in this workspace are revoked at once.",
+                "action_label": "Remove teammate",
+                "cancel_url": reverse("workspaces:team"),
+            },
+        )
+    try:
+        team_remove(membership=membership, actor=request_actor(request))
+    except InvalidInput as error:
+        messages.error(request, error.message)
+    else:
+        messages.success(request, f"Removed {membership.user.email}; their keys are revoked.")
     return redirect("workspaces:team")

@@ -1,27 +1,124 @@
-// Copy buttons: <button class="copy" data-copy-target="#id"> copies the target's text.
+// The dashboard's only script (no inline script anywhere: the Content-Security-Policy forbids it).
+
+const announcer = () => document.getElementById("announcer");
+
+// Say something to screen-reader users without moving focus.
+function announce(text) {
+  const region = announcer();
+  if (!region) return;
+  region.textContent = "";
+  setTimeout(() => { region.textContent = text; }, 50);
+}
+
+// Copy buttons: <button class="copy" data-copy-target="#id"> copies the target's text (or value).
 document.addEventListener("click", async (event) => {
   const button = event.target.closest("button.copy");
   if (!button) return;
   const target = document.querySelector(button.dataset.copyTarget);
   if (!target) return;
-  const text = target.textContent.trim();
+  const text = ("value" in target ? target.value : target.textContent).trim();
   try {
     await navigator.clipboard.writeText(text);
+    announce("Copied to the clipboard.");
   } catch {
     // Without clipboard permission (plain http, old browsers) select the text for Ctrl+C.
-    const range = document.createRange();
-    range.selectNodeContents(target);
-    const selection = window.getSelection();
-    selection.removeAllRanges();
-    selection.addRange(range);
+    if (target.select) {
+      target.select();
+    } else {
+      const range = document.createRange();
+      range.selectNodeContents(target);
+      const selection = window.getSelection();
+      selection.removeAllRanges();
+      selection.addRange(range);
+    }
+    announce("Selected: press Ctrl+C or Cmd+C to copy.");
   }
   const label = button.textContent;
   button.textContent = "Copied";
   setTimeout(() => { button.textContent = label; }, 1500);
 });
 
-// Forms with data-confirm ask before they are sent (without JavaScript they are sent directly).
-document.addEventListener("submit", (event) => {
-  const message = event.target.dataset.confirm;
-  if (message && !window.confirm(message)) event.preventDefault();
+// One in-page dialog for every destructive action. Resolves true when confirmed; focus goes
+// back to the control that opened it either way.
+function askToConfirm({ title, message, action, opener }) {
+  const dialog = document.getElementById("confirm-dialog");
+  if (!dialog || typeof dialog.showModal !== "function") {
+    return Promise.resolve(window.confirm(message));
+  }
+  dialog.querySelector("#confirm-dialog-title").textContent = title || "Are you sure?";
+  dialog.querySelector("#confirm-dialog-message").textContent = message;
+  dialog.querySelector("#confirm-dialog-action").textContent = action || "Confirm";
+  dialog.returnValue = "";
+  dialog.showModal();
+  return new Promise((resolve) => {
+    dialog.addEventListener("close", () => {
+      const confirmed = dialog.returnValue === "confirm";
+      if (opener && document.contains(opener)) opener.focus();
+      resolve(confirmed);
+    }, { once: true });
+  });
+}
+
+function csrfToken() {
+  try {
+    return JSON.parse(document.body.getAttribute("hx-headers"))["X-CSRFToken"];
+  } catch {
+    return "";
+  }
+}
+
+// Forms with data-confirm: without JavaScript they lead to a confirmation page (GET); here
+// the dialog asks, then the action is posted directly with the form's hidden fields.
+document.addEventListener("submit", async (event) => {
+  const form = event.target;
+  if (!form.dataset.confirm) return;
+  event.preventDefault();
+  const confirmed = await askToConfirm({
+    title: form.dataset.confirmTitle,
+    message: form.dataset.confirm,
+    action: form.dataset.confirmAction,
+    opener: event.submitter,
+  });
+  if (!confirmed) return;
+  const post = document.createElement("form");
+  post.method = "post";
+  post.action = form.dataset.confirmPost || form.action;
+  const fields = { csrfmiddlewaretoken: csrfToken() };
+  for (const input of form.querySelectorAll("input[type=hidden]")) fields[input.name] = input.value;
+  for (const [name, value] of Object.entries(fields)) {
+    const input = document.createElement("input");
+    input.type = "hidden";
+    input.name = name;
+    input.value = value;
+    post.appendChild(input);
+  }
+  document.body.appendChild(post);
+  post.submit();
+});
+
+// htmx's hx-confirm asks through the same dialog instead of the browser's confirm().
+document.addEventListener("htmx:confirm", async (event) => {
+  if (!event.detail.question) return;
+  event.preventDefault();
+  const element = event.detail.elt;
+  const confirmed = await askToConfirm({
+    title: element.dataset.confirmTitle,
+    message: event.detail.question,
+    action: element.dataset.confirmAction,
+    opener: element,
+  });
+  if (confirmed) event.detail.issueRequest(true);
+});
+
+// After an in-place change (a key revoked in its row): announce the outcome and put focus on
+// the new content, since the button that was focused is gone.
+document.addEventListener("htmx:afterSwap", (event) => {
+  const root = event.detail.elt.isConnected ? event.detail.elt : document;
+  const changed = root.querySelector?.("[data-announce]") || document.querySelector("[data-announce]");
+  if (!changed) return;
+  announce(changed.dataset.announce);
+  const focusable = changed.querySelector("a, button") || changed;
+  if (!focusable.hasAttribute("tabindex") && focusable === changed) changed.tabIndex = -1;
+  focusable.focus();
+  changed.removeAttribute("data-announce");
 });

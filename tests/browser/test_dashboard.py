@@ -5,6 +5,7 @@ import pytest
 import requests
 from django.core import mail
 from django.utils import timezone
+from playwright.sync_api import expect
 
 from apps.api_keys.models import ApiKey
 from tests.factories import PASSWORD, make_key, owner_of
@@ -77,9 +78,24 @@ def test_sign_up_create_key_use_it_revoke_it(page, live_server, shoot):
     assert row.locator(".badge--active").text_content() == "Active"
     shoot(page, "05-keys-list")
 
-    page.once("dialog", lambda dialog: dialog.accept())
-    row.locator("button:has-text('Revoke')").click()
+    # The in-page dialog: Cancel changes nothing and gives focus back to the Revoke button.
+    revoke = row.get_by_role("button", name="Revoke Zapier sync")
+    revoke.click()
+    dialog = page.locator("dialog#confirm-dialog")
+    assert dialog.is_visible()
+    assert dialog.locator("h2").text_content() == "Revoke “Zapier sync”?"
+    shoot(page, "05b-revoke-dialog")
+    dialog.get_by_role("button", name="Cancel").click()
+    assert not dialog.is_visible()
+    assert page.evaluate("document.activeElement.getAttribute('aria-label')") == (
+        "Revoke Zapier sync"
+    )
+    assert api_get(live_server, secret).status_code == 200
+    revoke.click()
+    dialog.get_by_role("button", name="Revoke key").click()
     page.locator("tr", has_text="Zapier sync").locator(".badge--revoked").wait_for()
+    expect(page.locator("#announcer")).to_contain_text("Revoked “Zapier sync”")
+    assert page.evaluate("document.activeElement.textContent") == "Zapier sync"
     shoot(page, "06-revoked-in-place")
     response = api_get(live_server, secret)
     assert response.status_code == 401

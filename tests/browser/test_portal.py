@@ -40,8 +40,8 @@ def test_member_creates_uses_and_revokes_a_member_key(page, live_server, shoot):
 
     page.click("text=Done, back to the keys")
     row = page.locator("tr", has_text="My script")
-    page.once("dialog", lambda dialog: dialog.accept())
     row.locator("button:has-text('Revoke')").click()
+    page.locator("dialog#confirm-dialog").get_by_role("button", name="Revoke key").click()
     page.locator("tr", has_text="My script").locator(".badge--revoked").wait_for()
     shoot(page, "22-portal-revoked")
     response = requests.get(f"{live_server.url}/api/v1/communities", headers=headers, timeout=10)
