@@ -6,13 +6,21 @@ from django.utils import timezone
 
 from apps.common.validation import InvalidInput, clean_text
 
-from .scopes import ACTIONS, ALL_SCOPES, GROUPS, MEMBER_SCOPES
+from .scopes import ALL_SCOPES, GROUPS, MEMBER_SCOPES
 from .services import (
     DESCRIPTION_MAX_LENGTH,
     EXPIRY_DAY_CHOICES,
     MAX_LIFETIME,
     clean_description,
 )
+
+# What each resource's permission allows, in the words of the create form.
+GROUP_DESCRIPTIONS = {
+    "products": ("the products the workspace sells", "list them", "also create products"),
+    "communities": ("communities and their posts", "list them and read posts", "also post"),
+    "pages": ("hosted pages", "list them", "also create pages"),
+}
+ACCESS_CHOICES = [("none", "None"), ("read", "Read"), ("write", "Read & write")]
 
 EXPIRY_CHOICES = [
     *[(str(days), f"{days} days") for days in EXPIRY_DAY_CHOICES],
@@ -25,7 +33,12 @@ class ApiKeyCreateForm(forms.Form):
     """Name, expiry and the Read / Write matrix of a new key; `expires_at()` turns the expiry
     choice into a moment, with a custom date meaning the end of that day in `tz_name`."""
 
-    name = forms.CharField(max_length=100, help_text="What the key is for, e.g. “Zapier sync”.")
+    name = forms.CharField(
+        max_length=100,
+        help_text="What the key is for, e.g. “Zapier sync”.",
+        error_messages={"required": "Give the key a name, e.g. “Zapier sync”."},
+        widget=forms.TextInput(attrs={"autofocus": True, "autocomplete": "off"}),
+    )
     description = forms.CharField(
         max_length=DESCRIPTION_MAX_LENGTH,
         required=False,
@@ -36,10 +49,10 @@ class ApiKeyCreateForm(forms.Form):
     custom_date = forms.DateField(
         required=False, widget=forms.DateInput(attrs={"type": "date"}), label="Expiry date"
     )
+    # Either the six scopes (tests, the re-create link) or one None / Read / Read & write choice
+    # per resource (`access_<group>`, the form's own controls).
     scopes = forms.MultipleChoiceField(
-        choices=[(s, s) for s in ALL_SCOPES],
-        widget=forms.CheckboxSelectMultiple,
-        error_messages={"required": "Choose at least one permission."},
+        choices=[(s, s) for s in ALL_SCOPES], widget=forms.CheckboxSelectMultiple, required=False
     )
     form_token = forms.CharField(widget=forms.HiddenInput)
 
@@ -66,30 +79,73 @@ class ApiKeyCreateForm(forms.Form):
         self.groups = ("communities",) if member else GROUPS
         allowed = MEMBER_SCOPES if member else ALL_SCOPES
         self.fields["scopes"].choices = [(s, s) for s in allowed]
+        for group in self.groups:
+            self.fields[f"access_{group}"] = forms.ChoiceField(
+                choices=ACCESS_CHOICES, required=False, widget=forms.RadioSelect
+            )
         today = timezone.localdate(timezone=self.tz)
         self.fields["custom_date"].widget.attrs.update(
             min=(today + timedelta(days=1)).isoformat(),
             max=(today + min(MAX_LIFETIME, timedelta(days=max_days))).isoformat(),
         )
 
-    def scope_matrix(self) -> list[dict]:
-        """Rows of the permission matrix: a resource group with its read and write boxes."""
-        chosen = set(self["scopes"].value() or [])
-        return [
-            {
-                "group": group,
-                "label": group.capitalize(),
-                "boxes": [
-                    {
-                        "scope": f"{group}:{action}",
-                        "label": action.capitalize(),
-                        "checked": f"{group}:{action}" in chosen,
-                    }
-                    for action in ACTIONS
-                ],
-            }
-            for group in self.groups
-        ]
+    def _chosen_scopes(self) -> set[str]:
+        """The scopes the submitted (or initial) choices stand for."""
+        source = self.data if self.is_bound else self.initial
+        if any(f"access_{group}" in source for group in self.groups):
+            chosen = set()
+            for group in self.groups:
+                access = source.get(f"access_{group}", "none")
+                if access in ("read", "write"):
+                    chosen.add(f"{group}:read")
+                if access == "write":
+                    chosen.add(f"{group}:write")
+            return chosen
+        return set(self["scopes"].value() or [])
+
+    def permission_rows(self) -> list[dict]:
+        """One row per resource: its None / Read / Read & write choice and what each allows."""
+        chosen = self._chosen_scopes()
+        rows = []
+        for group in self.groups:
+            what, read, write = GROUP_DESCRIPTIONS[group]
+            if f"{group}:write" in chosen:
+                current = "write"
+            elif f"{group}:read" in chosen:
+                current = "read"
+            else:
+                current = "none"
+            rows.append(
+                {
+                    "group": group,
+                    "label": group.capitalize(),
+                    "what": what,
+                    "read": read,
+                    "write": write,
+                    "choices": [
+                        {"value": value, "label": label, "checked": value == current}
+                        for value, label in ACCESS_CHOICES
+                    ],
+                }
+            )
+        return rows
+
+    def apply_preset(self, preset: str) -> None:
+        """The "Read everything" and "Full access" shortcuts, for browsers without JavaScript."""
+        data = self.data.copy()
+        for group in self.groups:
+            data[f"access_{group}"] = {"read": "read", "full": "write"}.get(preset, "none")
+        self.data = data
+
+    def expiry_options(self) -> list[dict]:
+        """The expiry radios, each with the date it ends on in the workspace's time zone."""
+        now = timezone.localtime(timezone.now(), self.tz)
+        options = []
+        for radio in self["expiry"]:
+            value = radio.data["value"]
+            until = now + timedelta(days=int(value)) if value.isdigit() else None
+            options.append({"radio": radio, "value": value, "until": until})
+        return options
 
     def clean_name(self) -> str:
         try:
@@ -105,6 +161,12 @@ class ApiKeyCreateForm(forms.Form):
 
     def clean(self) -> dict:
         data = super().clean()
+        allowed = {choice for choice, _ in self.fields["scopes"].choices}
+        data["scopes"] = sorted(self._chosen_scopes() & allowed)
+        if not data["scopes"]:
+            self.add_error(
+                None, "Choose a permission: Read or Read & write on at least one resource."
+            )
         if data.get("expiry") == "custom":
             chosen: date | None = data.get("custom_date")
             today = timezone.localdate(timezone=self.tz)

@@ -220,6 +220,15 @@ def key_create_page(request: HttpRequest, pages: KeyPages) -> HttpResponse:
         "max_days": workspace.key_max_lifetime_days,
         "allow_no_expiry": workspace.key_allow_no_expiry,
     }
+    if request.method == "POST" and request.POST.get("preset"):
+        # "Read everything" / "Full access" without JavaScript: fill in, create nothing yet.
+        form = ApiKeyCreateForm(request.POST, **form_options)
+        form.apply_preset(request.POST["preset"])
+        return render(
+            request,
+            "api_keys/key_create.html",
+            {**pages.context(request), "form": form, "hide_errors": True},
+        )
     if request.method == "POST":
         form = ApiKeyCreateForm(request.POST, **form_options)
         if form.is_valid():

@@ -1,6 +1,7 @@
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from allauth.mfa.utils import is_mfa_enabled
 from django.contrib import messages
@@ -8,6 +9,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
+from django.utils import timezone
 
 from .models import Membership
 from .selectors import STAFF_ROLES, current_membership
@@ -23,6 +25,18 @@ def _two_factor_missing(request: HttpRequest, membership: Membership) -> HttpRes
         "add an authenticator app or a passkey to continue.",
     )
     return redirect("mfa_index")
+
+
+def _in_workspace(request: HttpRequest, membership: Membership, view, *args, **kwargs):
+    """Run the view for `membership`'s workspace, every time shown in its time zone."""
+    request.membership = membership  # type: ignore[attr-defined]
+    request.workspace = membership.workspace  # type: ignore[attr-defined]
+    try:
+        zone = ZoneInfo(membership.workspace.timezone)
+    except (ZoneInfoNotFoundError, ValueError):
+        zone = ZoneInfo("UTC")
+    with timezone.override(zone):
+        return view(request, *args, **kwargs)
 
 
 def workspace_staff_required(
@@ -50,9 +64,7 @@ def workspace_staff_required(
                 raise PermissionDenied("Only owners of the workspace can do this.")
             if (refusal := _two_factor_missing(request, membership)) is not None:
                 return refusal
-            request.membership = membership  # type: ignore[attr-defined]
-            request.workspace = membership.workspace  # type: ignore[attr-defined]
-            return view(request, *args, **kwargs)
+            return _in_workspace(request, membership, view, *args, **kwargs)
 
         return wrapper
 
@@ -74,8 +86,6 @@ def workspace_member_required(view: Callable[..., HttpResponse]) -> Callable[...
             raise PermissionDenied("The member portal is for community members.")
         if (refusal := _two_factor_missing(request, membership)) is not None:
             return refusal
-        request.membership = membership  # type: ignore[attr-defined]
-        request.workspace = membership.workspace  # type: ignore[attr-defined]
-        return view(request, *args, **kwargs)
+        return _in_workspace(request, membership, view, *args, **kwargs)
 
     return wrapper

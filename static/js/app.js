@@ -1,5 +1,11 @@
 // The dashboard's only script (no inline script anywhere: the Content-Security-Policy forbids it).
 
+document.documentElement.classList.add("js");
+
+// Buttons shown only once this script runs (copy buttons) cannot take autofocus at parse time.
+const autofocused = document.querySelector("[autofocus]");
+if (autofocused && document.activeElement !== autofocused) autofocused.focus();
+
 const announcer = () => document.getElementById("announcer");
 
 // Say something to screen-reader users without moving focus.
@@ -121,4 +127,16 @@ document.addEventListener("htmx:afterSwap", (event) => {
   if (!focusable.hasAttribute("tabindex") && focusable === changed) changed.tabIndex = -1;
   focusable.focus();
   changed.removeAttribute("data-announce");
+});
+
+// The create form's shortcuts set every resource at once without a round trip.
+document.addEventListener("click", (event) => {
+  const button = event.target.closest("button[name=preset]");
+  if (!button) return;
+  event.preventDefault();
+  const access = { read: "read", full: "write", none: "none" }[button.value];
+  for (const radio of button.form.querySelectorAll(`input[type=radio][name^=access_][value=${access}]`)) {
+    radio.checked = true;
+  }
+  announce(`${button.textContent} chosen.`);
 });

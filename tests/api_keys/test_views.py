@@ -87,10 +87,10 @@ def test_resubmitting_the_form_does_not_mint_a_second_key(client, owner):
 @pytest.mark.parametrize(
     "overrides, message",
     [
-        ({"name": ""}, "This field is required"),
-        ({"name": "   "}, "This field is required"),
+        ({"name": ""}, "Give the key a name"),
+        ({"name": "   "}, "Give the key a name"),
         ({"name": "x" * 101}, "at most 100 characters"),
-        ({"scopes": []}, "Choose at least one permission"),
+        ({"scopes": []}, "Choose a permission: Read or Read &amp; write"),
         ({"scopes": ["admin:all"]}, "Select a valid choice"),
         ({"expiry": "5"}, "Select a valid choice"),
         ({"expiry": "custom"}, "Pick the date"),
@@ -310,3 +310,38 @@ def test_a_member_rolls_their_own_member_key_in_the_portal(client):
     new_secret = secret_on(response.content.decode())
     assert new_secret.startswith("gmk_")
     assert client.get("/api/v1/communities", **auth(new_secret)).status_code == 200
+
+
+def test_each_resource_is_one_none_read_or_read_and_write_choice(client, owner):
+    page = client.get("/integrations/api/new/").content.decode()
+    for group in ("products", "communities", "pages"):
+        for value in ("none", "read", "write"):
+            assert f'name="access_{group}" value="{value}"' in page
+    assert "autofocus" in page.split('name="name"', 1)[1].split(">", 1)[0]
+    assert 'aria-describedby="id_name_helptext"' in page and 'id="id_name_helptext"' in page
+    response = create(
+        client, scopes=[], access_products="write", access_communities="read", access_pages="none"
+    )
+    assert response.status_code == 200
+    key = ApiKey.objects.get()
+    assert key.scopes == ["communities:read", "products:read", "products:write"]
+
+
+def test_the_shortcuts_fill_the_form_without_javascript_and_create_nothing(client, owner):
+    page = client.post(
+        "/integrations/api/new/", {"name": "", "preset": "read", "form_token": "t"}
+    ).content.decode()
+    assert not ApiKey.objects.exists()
+    assert "Give the key a name" not in page  # filling in is not submitting
+    for group in ("products", "communities", "pages"):
+        assert f'name="access_{group}" value="read" checked' in page
+
+
+def test_expiry_choices_show_the_date_they_end_on(client, owner):
+    workspace = owner.memberships.get().workspace
+    workspace.timezone = "Europe/Berlin"
+    workspace.save()
+    with time_machine.travel("2026-11-22 23:30:00Z", tick=False):
+        page = client.get("/integrations/api/new/").content.decode()
+    assert "until Dec 23, 2026" in page  # 30 days from 00:30 on Nov 23 in Berlin
+    assert "Times are in Europe/Berlin" in page

@@ -55,19 +55,27 @@ def test_sign_up_create_key_use_it_revoke_it(page, live_server, shoot):
     page.wait_for_url("**/integrations/api/new/")
     page.fill("input[name=name]", "Zapier sync")
     assert page.is_checked("input[name=expiry][value='365']")
-    page.check("input[value='products:read']")
-    page.check("input[value='pages:write']")
+    assert page.evaluate("document.activeElement.name") == "name"  # focused on arrival
+    assert "until" in page.text_content("label:has(input[name=expiry][value='365'])")
+    page.click("text=Full access")  # the shortcut, then narrowed by hand
+    assert page.is_checked("input[name=access_communities][value=write]")
+    page.click("label.segment:has(input[name=access_products][value=read])")
+    page.click("label.segment:has(input[name=access_communities][value=none])")
     shoot(page, "03-create-key")
     page.click("button:has-text('Create key')")
     secret = page.text_content("[data-testid=new-secret]").strip()
     assert secret.startswith("gwk_")
+    # Focus is on the secret's Copy button; copying is announced.
+    assert page.evaluate("document.activeElement.getAttribute('aria-label')") == "Copy the secret"
+    page.keyboard.press("Enter")
+    expect(page.locator("#announcer")).to_contain_text("Cop")
     assert "will not be shown again" in page.text_content(".secret-panel")
     shoot(page, "04-secret-once")
 
     response = api_get(live_server, secret)
     assert response.status_code == 200
     assert response.json()["workspaceName"] == "Acme Academy"
-    assert response.json()["scopes"] == ["pages:write", "products:read"]
+    assert response.json()["scopes"] == ["pages:read", "pages:write", "products:read"]
 
     page.reload()  # the browser re-sends the form: no second key, no secret
     assert secret not in page.content()

@@ -21,9 +21,9 @@ def test_member_creates_uses_and_revokes_a_member_key(page, live_server, shoot):
 
     page.click("nav >> text=Settings → Developer")
     page.click("text=Create your first key")
-    assert page.locator("input[value='products:read']").count() == 0
+    assert page.locator("input[name=access_products]").count() == 0
     page.fill("input[name=name]", "My script")
-    page.check("input[value='communities:read']")
+    page.click("label.segment:has(input[name=access_communities][value=read])")
     page.click("button:has-text('Create key')")
     secret = page.text_content("[data-testid=new-secret]").strip()
     assert secret.startswith("gmk_")

@@ -44,8 +44,8 @@ def test_member_lands_on_the_portal_with_their_communities(client, member, commu
 
 def test_create_form_offers_communities_only(client, member):
     page = client.get(DEVELOPER + "new/").content.decode()
-    assert 'value="communities:read"' in page and 'value="communities:write"' in page
-    assert "products:" not in page and "pages:" not in page
+    assert 'name="access_communities"' in page
+    assert "access_products" not in page and "access_pages" not in page
 
 
 def test_member_creates_a_member_key_that_works_on_communities_only(client, member):
