@@ -1,0 +1,90 @@
+"""axe-core, run in Chromium on every page: no serious or critical accessibility violation."""
+
+import os
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from apps.audit.services import Actor
+from apps.invitations.services import invitation_create
+from tests.browser.test_dashboard import sign_in
+from tests.browser.test_every_page import owner_pages
+from tests.factories import PASSWORD, make_community, make_key, member_of, owner_of
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+AXE = Path(__file__).resolve().parents[2] / "var/node/node_modules/axe-core/axe.min.js"
+
+
+@pytest.fixture
+def axe_page(browser, live_server):
+    if not AXE.exists():
+        message = f"{AXE} is missing: npm install --prefix var/node axe-core@4.14.1"
+        if os.environ.get("GATEHOUSE_REQUIRE_BROWSER"):
+            pytest.fail(message)
+        pytest.skip(message)
+    # axe is injected as a script of the page, which the app's own CSP would (rightly) refuse.
+    context = browser.new_context(base_url=live_server.url, bypass_csp=True)
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    yield page
+    context.close()
+
+
+def serious_violations(page) -> list[str]:
+    page.add_script_tag(path=str(AXE))
+    result = page.evaluate(
+        "axe.run(document, {runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', "
+        "'best-practice']})"
+    )
+    return [
+        f"{v['id']} ({v['impact']}): {v['help']} at "
+        + ", ".join(node["target"][0] for node in v["nodes"][:3])
+        for v in result["violations"]
+        if v["impact"] in ("serious", "critical")
+    ]
+
+
+def test_every_page_passes_axe(axe_page, browser, live_server):
+    page = axe_page
+    owner = owner_of(email="owner@acme.test")
+    workspace = owner.memberships.get().workspace
+    community = make_community(workspace, "Makers")
+    member_of(community, email="maker@example.com")
+    key = make_key(user=owner, name="Zapier sync", expires_in=timedelta(days=3)).key
+    _, invitation = invitation_create(
+        workspace=workspace,
+        community=community,
+        email="invited@example.com",
+        role="member",
+        actor=Actor.of_operator("test"),
+        base_url="",
+    )
+    found = {}
+    for name, path in {
+        "sign-in": "/sign-in/",
+        "sign-up": "/sign-up/",
+        "password-reset": "/account/password/reset/",
+        "invitation": invitation,
+    }.items():
+        page.goto(path)
+        found[name] = serious_violations(page)
+    sign_in(page, "owner@acme.test")
+    for name, path in owner_pages(key.pk, community.pk).items():
+        page.goto(path)
+        found[name] = serious_violations(page)
+    page.context.clear_cookies()
+    sign_in_member(page)
+    for name, path in {"portal": "/portal/", "developer": "/portal/settings/developer/"}.items():
+        page.goto(path)
+        found[name] = serious_violations(page)
+    assert {name: v for name, v in found.items() if v} == {}
+
+
+def sign_in_member(page) -> None:
+    page.goto("/sign-in/")
+    page.fill("input[name=login]", "maker@example.com")
+    page.fill("input[name=password]", PASSWORD)
+    page.click("main button[type=submit]")
+    page.wait_for_url("**/portal/")
