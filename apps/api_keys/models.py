@@ -134,21 +134,10 @@ class ApiKey(models.Model):
 
     @property
     def permission_summary(self) -> str:
-        """The scopes as people read them: "Full access", "Read everything", or per resource,
-        "Products: read & write · Pages: read"."""
-        from .scopes import ACTIONS, ALL_SCOPES, GROUPS
+        """The scopes as people read them (see `scopes.summarize_scopes`)."""
+        from .scopes import summarize_scopes
 
-        held = set(self.scopes)
-        if held == set(ALL_SCOPES):
-            return "Full access"
-        if held == {f"{group}:read" for group in GROUPS}:
-            return "Read everything"
-        parts = []
-        for group in GROUPS:
-            actions = [action for action in ACTIONS if f"{group}:{action}" in held]
-            if actions:
-                parts.append(f"{group.capitalize()}: {' & '.join(actions)}")
-        return " · ".join(parts)
+        return summarize_scopes(self.scopes)
 
     @property
     def expiring_soon(self) -> bool:

@@ -1,5 +1,7 @@
 from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
 from urllib.parse import urlencode
+from zoneinfo import ZoneInfo
 
 from django.db.models import QuerySet
 
@@ -20,6 +22,8 @@ class AuditFilters:
     action: str = ""
     actor: str = ""  # "user:<id>", "key:<id>" or "operator"
     key: str = ""  # a key id
+    since: str = ""  # a date (YYYY-MM-DD), from its start in the workspace's time zone
+    until: str = ""  # a date, to its end
     ignored: tuple[str, ...] = ()
 
     @classmethod
@@ -27,6 +31,7 @@ class AuditFilters:
         action = query.get("action", "")
         actor = query.get("actor", "")
         key = query.get("key", "")
+        since, until = query.get("since", ""), query.get("until", "")
         kind, _, ident = actor.partition(":")
         valid = {
             "action": not action or action in Action.values,
@@ -34,11 +39,17 @@ class AuditFilters:
             or actor == "operator"
             or (kind in ("user", "key") and parse_id(ident) is not None),
             "key": not key or parse_id(key) is not None,
+            "from date": not since or _date(since) is not None,
+            "to date": not until or _date(until) is not None,
         }
+        if valid["from date"] and valid["to date"] and since and until and since > until:
+            valid["to date"] = False  # a range that ends before it starts
         return cls(
             action=action if valid["action"] else "",
             actor=actor if valid["actor"] else "",
             key=key if valid["key"] else "",
+            since=since if valid["from date"] else "",
+            until=until if valid["to date"] else "",
             ignored=tuple(name for name, ok in valid.items() if not ok),
         )
 
@@ -46,9 +57,25 @@ class AuditFilters:
         return urlencode({k: v for k, v in vars(self).items() if v and k != "ignored"})
 
 
+def _date(value: str) -> date | None:
+    try:
+        return date.fromisoformat(value) if len(value) == 10 else None
+    except ValueError:
+        return None
+
+
 def audit_events(workspace: Workspace, filters: AuditFilters) -> QuerySet[AuditEvent]:
-    """The workspace's events, newest first, filtered; never another workspace's."""
+    """The workspace's events, newest first, filtered; never another workspace's. Dates are
+    days in the workspace's time zone."""
     events = AuditEvent.objects.filter(workspace=workspace).select_related("key")
+    zone = ZoneInfo(workspace.timezone)
+    if filters.since:
+        start = datetime.combine(date.fromisoformat(filters.since), time.min, zone)
+        events = events.filter(created_at__gte=start)
+    if filters.until:
+        next_day = date.fromisoformat(filters.until) + timedelta(days=1)
+        end = datetime.combine(next_day, time.min, zone)
+        events = events.filter(created_at__lt=end)
     if filters.action:
         events = events.filter(action=filters.action)
     if filters.actor == "operator":

@@ -12,6 +12,7 @@ from apps.api_keys.models import ApiKey, ExpiryNotice
 from apps.api_keys.services import api_key_revoke
 from apps.audit.models import AuditEvent
 from apps.audit.services import Actor
+from apps.workspaces.services import workspace_update
 from tests.factories import MembershipFactory, UserFactory, WorkspaceFactory, make_key, owner_of
 
 pytestmark = pytest.mark.django_db
@@ -113,13 +114,74 @@ def test_csv_export_of_the_filtered_view(client, owner, history):
     response = client.get(URL + "export.csv", {"action": "key.revoked"})
     assert response["Content-Type"].startswith("text/csv")
     assert "attachment" in response["Content-Disposition"]
-    rows = csv_rows(response)
-    assert rows[0] == ["time", "action", "actor", "ip", "key", "subject", "details"]
-    assert [row[1] for row in rows[1:]] == ["key.revoked", "key.revoked"]
-    assert rows[2][2] == "owner@acme.test" and rows[2][3] == "192.0.2.1"
-    assert rows[2][4] == first.hint
+    header, *rows = csv_rows(response)
+    rows = [dict(zip(header, row, strict=True)) for row in rows]
+    assert [row["action"] for row in rows] == ["key.revoked", "key.revoked"]
+    assert rows[0]["action_label"] == "Key revoked"
+    assert rows[1]["actor"] == "owner@acme.test" and rows[1]["ip"] == "192.0.2.1"
+    assert rows[1]["key_hint"] == first.hint
     # A name that looks like a formula is neutralised for spreadsheets.
-    assert rows[1][5].startswith("'=HYPERLINK")
+    assert rows[0]["subject"].startswith("'=HYPERLINK")
+
+
+def test_csv_has_one_clean_column_per_fact(client, owner, workspace):
+    workspace_update(
+        workspace=workspace,
+        changes={"auto_transcribe_uploads": True, "key_max_lifetime_days": 90},
+        actor=Actor.of_user(owner, "192.0.2.1"),
+    )
+    make_key(user=owner, workspace=workspace, name="Reader", scopes=["communities:read"])
+    client.force_login(owner)
+    header, *rows = csv_rows(client.get(URL + "export.csv"))
+    rows = {row[header.index("subject")]: dict(zip(header, row, strict=True)) for row in rows}
+    transcription = rows["Automatic transcription"]
+    assert (transcription["field"], transcription["before"], transcription["after"]) == (
+        "Automatic transcription",
+        "Off",
+        "On",
+    )
+    assert rows["Longest lifetime of a new key"]["after"] == "90 days"
+    created = next(row for row in rows.values() if row["action"] == "key.created")
+    assert created["permissions"] == "Communities: read"
+    assert "[" not in created["details"] and "scopes=" not in created["details"]
+    assert created["time"].endswith("+00:00") and created["time_utc"].endswith("+00:00")
+
+
+def test_the_page_shows_labels_and_values_as_people_read_them(client, owner, workspace):
+    workspace_update(
+        workspace=workspace,
+        changes={"auto_transcribe_uploads": True},
+        actor=Actor.of_user(owner),
+    )
+    client.force_login(owner)
+    page = client.get(URL).content.decode()
+    assert "Automatic transcription" in page and "Off → <strong>On</strong>" in page
+    assert (
+        "auto_transcribe_uploads"
+        not in page.split("<main", 1)[1].split("<form", 1)[0] + (page.split("</form>", 1)[1])
+    )
+    assert "False" not in page and "True" not in page
+
+
+def test_the_date_range_is_days_in_the_workspaces_time_zone(client, owner, workspace):
+    workspace.timezone = "Europe/Berlin"
+    workspace.save()
+    for moment, name in [
+        ("2026-11-20 22:30:00Z", "Late on the 20th in UTC"),  # 23:30 on the 20th in Berlin
+        ("2026-11-20 23:30:00Z", "Early on the 21st"),  # 00:30 on the 21st in Berlin
+        ("2026-11-22 12:00:00Z", "On the 22nd"),
+    ]:
+        with time_machine.travel(moment, tick=False):
+            make_key(user=owner, workspace=workspace, name=name)
+    client.force_login(owner)
+    page = client.get(URL, {"since": "2026-11-21", "until": "2026-11-21"}).content.decode()
+    page = page.split("<table", 1)[1]  # the rows, not the filter menus
+    assert "Early on the 21st" in page
+    assert "Late on the 20th" not in page and "On the 22nd" not in page
+    backwards = client.get(URL, {"since": "2026-11-22", "until": "2026-11-21"}).content.decode()
+    assert "Ignored the to date filter" in backwards
+    bad = client.get(URL, {"since": "21/11/2026"}).content.decode()
+    assert "Ignored the from date filter" in bad
 
 
 def test_events_of_another_workspace_never_show(client, owner, history):

@@ -1,0 +1,89 @@
+"""Audit events in people's words: field names as the Settings page labels them, values as
+people read them ("On", "90 days", "Products: read"), for the page and the CSV alike."""
+
+from typing import Any
+
+from apps.api_keys.scopes import ALL_SCOPES, summarize_scopes
+from apps.workspaces.choices import TRANSCRIPTION_LANGUAGES, VideoQuality
+
+from .models import AuditEvent
+
+FIELD_LABELS = {
+    "name": "Workspace name",
+    "timezone": "Time zone",
+    "auto_transcribe_uploads": "Automatic transcription",
+    "transcription_language": "Transcription language",
+    "default_video_quality": "Default video quality",
+    "key_max_lifetime_days": "Longest lifetime of a new key",
+    "key_allow_no_expiry": "“No expiry” offered for new keys",
+    "require_two_factor": "Two-factor authentication required",
+    "description": "Description",
+}
+ROLE_LABELS = {"owner": "Owner", "admin": "Admin", "member": "Member"}
+
+
+def field_label(field: str) -> str:
+    return FIELD_LABELS.get(field, field.replace("_", " ").capitalize())
+
+
+def human_value(field: str, value: Any) -> str:
+    """One value of a change, as the dashboard shows it."""
+    if value is None or value == "":
+        return "—"
+    if isinstance(value, bool):
+        return "On" if value else "Off"
+    if isinstance(value, list):
+        if all(item in ALL_SCOPES for item in value):
+            return summarize_scopes(value)
+        return ", ".join(str(item) for item in value)
+    if field == "transcription_language":
+        return TRANSCRIPTION_LANGUAGES.get(value, value)
+    if field == "default_video_quality":
+        return dict(VideoQuality.choices).get(value, value)
+    if field == "key_max_lifetime_days":
+        return f"{value} days"
+    if field == "role" or value in ROLE_LABELS:
+        return ROLE_LABELS.get(value, value)
+    return str(value)
+
+
+def event_change(event: AuditEvent) -> dict | None:
+    """The before → after of a settings, role, rename or narrowing event, labelled."""
+    data = event.data or {}
+    if "before" not in data and "after" not in data:
+        return None
+    field = data.get("field") or ("role" if "email" in data else "permissions")
+    label = "Role" if field == "role" else "Permissions" if field == "permissions" else None
+    return {
+        "field": field,
+        "label": label or field_label(field),
+        "before": human_value(field, data.get("before")),
+        "after": human_value(field, data.get("after")),
+    }
+
+
+def event_subject(event: AuditEvent) -> str:
+    """What the event is about: a settings field by its label, otherwise the stored subject."""
+    data = event.data or {}
+    if data.get("field") and event.subject == data["field"]:
+        return field_label(event.subject)
+    return event.subject
+
+
+def event_details(event: AuditEvent) -> str:
+    """The rest of the event in a few words: permissions, role, community, where a key was seen."""
+    data = event.data or {}
+    parts = []
+    if "scopes" in data:
+        parts.append(summarize_scopes(data["scopes"]))
+    if "role" in data and "before" not in data:
+        parts.append(f"as {human_value('role', data['role']).lower()}")
+    if data.get("community"):
+        parts.append(f"community {data['community']}")
+    if data.get("url"):
+        parts.append(f"found at {data['url']}")
+    if data.get("resent"):
+        parts.append("sent again")
+    if data.get("device"):
+        parts.append(f"device {data['device']}")
+    return ", ".join(parts)
