@@ -1,28 +1,48 @@
 from collections import defaultdict
+from datetime import datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from django import forms
+from django.utils import timezone
 
 from apps.common.validation import InvalidInput
 
-from .choices import TRANSCRIPTION_LANGUAGES, video_qualities_for_plan
+from .choices import TRANSCRIPTION_LANGUAGES, Plan, VideoQuality, video_qualities_for_plan
 from .models import Workspace
 from .validators import (
+    canonical_timezones,
     clean_timezone,
     clean_transcription_language,
     clean_video_quality,
     clean_workspace_name,
-    timezone_names,
 )
 
 
-def grouped_timezones() -> list[tuple[str, list[tuple[str, str]]]]:
-    """Every IANA name, grouped by region for the select's optgroups (UTC and friends last)."""
+def utc_offset(name: str, at: datetime | None = None) -> str:
+    """The zone's offset from UTC now, e.g. "UTC+01:00" (or "UTC" itself)."""
+    offset = (at or timezone.now()).astimezone(ZoneInfo(name)).utcoffset() or timedelta(0)
+    minutes = int(offset.total_seconds() // 60)
+    sign = "+" if minutes >= 0 else "−"
+    return f"UTC{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+
+
+def grouped_timezones(current: str = "") -> list[tuple[str, list[tuple[str, str]]]]:
+    """The canonical zones grouped by region for the select's optgroups, each labelled with its
+    city and current UTC offset ("Berlin (UTC+01:00)"). A legacy name the workspace already
+    uses is kept, in its own group, so saving the page never changes it by accident."""
     groups: dict[str, list[tuple[str, str]]] = defaultdict(list)
-    for name in sorted(timezone_names()):
-        region = name.split("/", 1)[0] if "/" in name else "Other"
-        groups[region].append((name, name.replace("_", " ")))
-    return sorted(groups.items(), key=lambda item: (item[0] == "Other", item[0]))
+    for name in canonical_timezones():
+        region, _, place = name.partition("/")
+        if not place:
+            region, place = "Other", name
+        groups[region].append(
+            (name, f"{place.replace('_', ' ').replace('/', ' – ')} ({utc_offset(name)})")
+        )
+    ordered = sorted(groups.items(), key=lambda item: (item[0] == "Other", item[0]))
+    if current and current not in canonical_timezones():
+        ordered.insert(0, ("Current setting", [(current, f"{current} ({utc_offset(current)})")]))
+    return ordered
 
 
 class WorkspaceSettingsForm(forms.Form):
@@ -61,8 +81,30 @@ class WorkspaceSettingsForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.workspace = workspace
         self.user = user
-        self.fields["timezone"].choices = grouped_timezones()
+        self.fields["timezone"].choices = grouped_timezones(workspace.timezone)
         self.fields["default_video_quality"].choices = video_qualities_for_plan(workspace.plan)
+
+    def video_quality_options(self) -> list[dict]:
+        """Every quality, those above the plan disabled and named with the plan that unlocks
+        them."""
+        allowed = {value for value, _ in video_qualities_for_plan(self.workspace.plan)}
+        current = self["default_video_quality"].value()
+        options = []
+        for value, label in VideoQuality.choices:
+            unlocking = next(
+                plan_label
+                for plan, plan_label in Plan.choices
+                if value in {v for v, _ in video_qualities_for_plan(plan)}
+            )
+            options.append(
+                {
+                    "value": value,
+                    "label": label if value in allowed else f"{label}, with the {unlocking} plan",
+                    "disabled": value not in allowed,
+                    "selected": value == current,
+                }
+            )
+        return options
 
     def _shared(self, cleaner, field: str, *extra: Any) -> Any:
         try:

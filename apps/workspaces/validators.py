@@ -20,6 +20,19 @@ def timezone_names() -> frozenset[str]:
     return frozenset(zones) - {"Factory", "localtime"}
 
 
+@cache
+def canonical_timezones() -> tuple[str, ...]:
+    """The canonical zones (tzdata's zone1970.tab, one per region whose clocks have agreed
+    since 1970) plus UTC: what the Settings picker offers. Legacy aliases stay valid."""
+    table = resources.files("tzdata").joinpath("zoneinfo", "zone1970.tab").read_text()
+    names = {
+        line.split("\t")[2]
+        for line in table.splitlines()
+        if line and not line.startswith("#") and len(line.split("\t")) > 2
+    }
+    return tuple(sorted(names | {"UTC"}))
+
+
 def clean_workspace_name(value: Any, field: str = "workspaceName") -> str:
     return clean_text(value, field, max_length=100)
 

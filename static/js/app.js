@@ -140,3 +140,24 @@ document.addEventListener("click", (event) => {
   }
   announce(`${button.textContent} chosen.`);
 });
+
+// Searchable selects: <input data-filters="#select"> hides the options that do not match.
+document.addEventListener("input", (event) => {
+  const input = event.target.closest("input[data-filters]");
+  if (!input) return;
+  const select = document.querySelector(input.dataset.filters);
+  const words = input.value.toLowerCase().replace("−", "-").split(/\s+/).filter(Boolean);
+  let shown = 0;
+  for (const group of select.querySelectorAll("optgroup")) {
+    let groupShown = 0;
+    for (const option of group.querySelectorAll("option")) {
+      const text = `${group.label} ${option.value} ${option.textContent}`.toLowerCase().replace("−", "-");
+      const match = words.every((word) => text.includes(word)) || option.selected;
+      option.hidden = !match;
+      if (match) groupShown += 1;
+    }
+    group.hidden = groupShown === 0;
+    shown += groupShown;
+  }
+  announce(`${shown} time zone${shown === 1 ? "" : "s"} match.`);
+});

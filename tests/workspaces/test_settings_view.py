@@ -1,4 +1,5 @@
 import pytest
+import time_machine
 
 from apps.workspaces.models import Membership
 from tests.conftest import auth
@@ -55,16 +56,27 @@ def test_settings_change_shows_in_the_api_at_once(client, owner, workspace):
     assert workspace.default_video_quality == "1080p"
 
 
-def test_every_timezone_is_offered_grouped(client, owner):
+@time_machine.travel("2026-07-01 12:00:00Z", tick=False)
+def test_canonical_timezones_are_offered_grouped_with_their_offset(client, owner, workspace):
     page = client.get(URL).content.decode()
     assert '<optgroup label="America">' in page
+    assert '<option value="Europe/Berlin">Berlin (UTC+02:00)</option>' in page  # summer time
+    assert '<option value="Asia/Kolkata">Kolkata (UTC+05:30)</option>' in page
     assert 'value="America/Argentina/Buenos_Aires"' in page
-    assert 'value="Factory"' not in page
+    assert 'value="US/Pacific"' not in page and 'value="Factory"' not in page  # no aliases
+    assert 'data-filters="#id_timezone"' in page  # the search box
+    # A workspace already on a legacy name keeps it, shown on its own.
+    workspace.timezone = "US/Pacific"
+    workspace.save()
+    page = client.get(URL).content.decode()
+    assert '<optgroup label="Current setting">' in page
+    assert '<option value="US/Pacific" selected>US/Pacific (UTC−07:00)</option>' in page
 
 
 def test_video_quality_is_capped_by_the_plan_and_marked_dashboard_only(client, owner, workspace):
     page = client.get(URL).content.decode()
-    assert 'value="1080p"' in page and 'value="2160p"' not in page
+    assert '<option value="1080p">1080p (Full HD)</option>' in page  # the Pro plan's ceiling
+    assert '<option value="2160p" disabled>2160p (4K), with the Business plan</option>' in page
     assert "Not available through the API" in page
     response = client.post(URL, form(default_video_quality="2160p"))
     assert response.status_code == 200
