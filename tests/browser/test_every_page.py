@@ -91,6 +91,11 @@ def test_no_page_scrolls_sideways(browser, live_server, shoot, width):
             if scroll_width > WIDTHS[width]:
                 overflowing[name] = scroll_width
         assert overflowing == {}
+        # Every navigation link is on screen: the navigation wraps instead of being cut off.
+        boxes = page.locator("nav.sidenav a").evaluate_all(
+            "links => links.map(link => link.getBoundingClientRect().right)"
+        )
+        assert boxes and max(boxes) <= WIDTHS[width], boxes
         assert csp_violations == []
         assert Community.objects.count() == 1
     finally:
