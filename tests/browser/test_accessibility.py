@@ -88,3 +88,26 @@ def sign_in_member(page) -> None:
     page.fill("input[name=password]", PASSWORD)
     page.click("main button[type=submit]")
     page.wait_for_url("**/portal/")
+
+
+def test_every_aria_describedby_points_at_an_element(page, live_server):
+    owner = owner_of(email="owner@acme.test")
+    workspace = owner.memberships.get().workspace
+    community = make_community(workspace, "Makers")
+    key = make_key(user=owner, name="Zapier sync").key
+    pages = {"sign-up": "/sign-up/"}
+    page.goto("/sign-up/")
+    missing = {"sign-up": dangling_references(page)}
+    sign_in(page, "owner@acme.test")
+    for name, path in owner_pages(key.pk, community.pk).items():
+        pages[name] = path
+        page.goto(path)
+        missing[name] = dangling_references(page)
+    assert {name: ids for name, ids in missing.items() if ids} == {}
+
+
+def dangling_references(page) -> list[str]:
+    return page.locator("[aria-describedby]").evaluate_all(
+        "elements => elements.flatMap(e => e.getAttribute('aria-describedby').split(/\\\\s+/))"
+        ".filter(id => !document.getElementById(id))"
+    )
