@@ -19,7 +19,7 @@ def clean_email(value: str, field: str = "email") -> str:
 
 
 def user_create(*, email: str, password: str | None) -> User:
-    """A new user; `password=None` leaves them without a usable password (invited users)."""
+    """A user made by an operator command; `password=None` leaves no usable password."""
     email = clean_email(email)
     if User.objects.filter(email=email).exists():
         raise InvalidInput("email", f"A user with the e-mail address {email} already exists.")

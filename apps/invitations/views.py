@@ -3,10 +3,11 @@
 from allauth.account.adapter import get_adapter
 from django.contrib import messages
 from django.contrib.auth import REDIRECT_FIELD_NAME
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils.http import url_has_allowed_host_and_scheme, urlencode
+from django.utils.http import urlencode
 from django.views.decorators.http import require_http_methods
 
 from apps.accounts.sudo import recent_authentication_required
@@ -83,8 +84,6 @@ def _workspace_invitation(request: HttpRequest, invitation_id: int) -> Invitatio
     )
     # The team is the owners' to change; communities are any owner's or admin's.
     if invitation.community_id is None and request.membership.role != Membership.Role.OWNER:
-        from django.core.exceptions import PermissionDenied
-
         raise PermissionDenied("Only owners change the team.")
     return invitation
 
@@ -125,7 +124,3 @@ def invitation_withdraw_view(request: HttpRequest, invitation_id: int) -> HttpRe
     else:
         messages.success(request, f"Withdrew the invitation to {invitation.email}.")
     return _back(request, invitation)
-
-
-def safe_next(request: HttpRequest, url: str) -> str:
-    return url if url_has_allowed_host_and_scheme(url, {request.get_host()}) else "/"
