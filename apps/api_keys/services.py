@@ -7,6 +7,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from django.conf import settings
+from django.core.exceptions import PermissionDenied
 from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
 from django.db.models import Q
@@ -215,7 +216,8 @@ def api_key_roll(*, key: ApiKey, grace: timedelta, actor: Actor) -> CreatedApiKe
 
     The replaced secret keeps working for `grace` and then stops at that instant, as an expiry
     would; with no grace it stops at once. A secret still in the grace of an earlier roll stops
-    now: only the last replaced secret is honoured. Raises InvalidInput for an inactive key.
+    now: only the last replaced secret is honoured. Raises InvalidInput for an inactive key and
+    PermissionDenied unless `actor` is the key's holder: nobody else ever receives its secret.
     """
     if grace not in ROLL_GRACE_PERIODS.values():
         raise InvalidInput("grace", "Choose a grace period of none, 1 hour, 24 hours or 7 days.")
@@ -225,6 +227,10 @@ def api_key_roll(*, key: ApiKey, grace: timedelta, actor: Actor) -> CreatedApiKe
         locked = (
             ApiKey.objects.select_for_update().select_related("workspace", "user").get(pk=key.pk)
         )
+        if actor.user is None or actor.user.pk != locked.user_id:
+            # A roll hands out a secret that acts as the key's holder: an owner or admin who
+            # could roll a teammate's key would take that person's powers (PRODUCT.md §2).
+            raise PermissionDenied("Only the key's own holder can roll it; you can revoke it.")
         if locked.state_at(now) != ApiKeyState.ACTIVE:
             raise InvalidInput(
                 "key", f"Only an active key can be rolled; this one is {locked.state_at(now)}."

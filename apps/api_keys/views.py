@@ -342,8 +342,12 @@ def key_detail_page(request: HttpRequest, pages: KeyPages, key_id: int) -> HttpR
 
 
 def key_roll_page(request: HttpRequest, pages: KeyPages, key_id: int) -> HttpResponse:
-    """GET: choose how long the old secret keeps working. POST: roll, show the new secret once."""
-    key = get_object_or_404(pages.keys(request).select_related("user"), pk=key_id)
+    """GET: choose how long the old secret keeps working. POST: roll, show the new secret once.
+
+    Only the holder's own keys: an owner or admin never receives a teammate's secret.
+    """
+    own_keys = pages.keys(request).filter(user=request.user)
+    key = get_object_or_404(own_keys.select_related("user"), pk=key_id)
     context = {**pages.context(request), "key": key, "grace_choices": GRACE_CHOICES}
     if request.method == "POST":
         grace = ROLL_GRACE_PERIODS.get(request.POST.get("grace", ""))

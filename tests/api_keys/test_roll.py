@@ -19,6 +19,11 @@ URL = "/api/v1/workspace"
 ACTOR = Actor.of_operator("test")
 
 
+def holder(created) -> Actor:
+    """Only a key's own holder may roll it."""
+    return Actor.of_user(created.key.user)
+
+
 def status(client, secret):
     response = client.get(URL, **auth(secret))
     return response.status_code, response.json().get("error")
@@ -28,7 +33,7 @@ def test_the_old_secret_works_until_the_grace_ends_then_stops_like_an_expiry(cli
     created = make_key(name="Zapier", scopes=["pages:read"])
     start = timezone.now()
     with time_machine.travel(start, tick=False):
-        rolled = api_key_roll(key=created.key, grace=timedelta(hours=1), actor=ACTOR)
+        rolled = api_key_roll(key=created.key, grace=timedelta(hours=1), actor=holder(created))
         assert rolled.secret != created.secret and rolled.key.pk == created.key.pk
         assert status(client, rolled.secret) == (200, None)
         assert status(client, created.secret) == (200, None)
@@ -47,15 +52,15 @@ def test_the_old_secret_works_until_the_grace_ends_then_stops_like_an_expiry(cli
 
 def test_no_grace_stops_the_old_secret_at_once(client):
     created = make_key()
-    rolled = api_key_roll(key=created.key, grace=timedelta(0), actor=ACTOR)
+    rolled = api_key_roll(key=created.key, grace=timedelta(0), actor=holder(created))
     assert status(client, created.secret) == (401, "invalid-key")
     assert status(client, rolled.secret) == (200, None)
 
 
 def test_a_second_roll_ends_the_first_grace(client):
     first = make_key()
-    second = api_key_roll(key=first.key, grace=timedelta(days=7), actor=ACTOR)
-    third = api_key_roll(key=second.key, grace=timedelta(hours=1), actor=ACTOR)
+    second = api_key_roll(key=first.key, grace=timedelta(days=7), actor=holder(first))
+    third = api_key_roll(key=second.key, grace=timedelta(hours=1), actor=holder(second))
     assert status(client, first.secret) == (401, "invalid-key")
     assert status(client, second.secret) == (200, None)
     assert status(client, third.secret) == (200, None)
@@ -63,7 +68,7 @@ def test_a_second_roll_ends_the_first_grace(client):
 
 def test_revoking_a_rolling_key_stops_both_secrets(client):
     created = make_key()
-    rolled = api_key_roll(key=created.key, grace=timedelta(days=1), actor=ACTOR)
+    rolled = api_key_roll(key=created.key, grace=timedelta(days=1), actor=holder(created))
     api_key_revoke(key=rolled.key, actor=ACTOR)
     assert status(client, created.secret) == (401, "revoked-key")
     assert status(client, rolled.secret) == (401, "revoked-key")
@@ -72,15 +77,15 @@ def test_revoking_a_rolling_key_stops_both_secrets(client):
 def test_only_active_keys_roll_and_only_offered_graces(client):
     created = make_key()
     with pytest.raises(InvalidInput):
-        api_key_roll(key=created.key, grace=timedelta(minutes=5), actor=ACTOR)
+        api_key_roll(key=created.key, grace=timedelta(minutes=5), actor=holder(created))
     api_key_revoke(key=created.key, actor=ACTOR)
     with pytest.raises(InvalidInput):
-        api_key_roll(key=created.key, grace=timedelta(0), actor=ACTOR)
+        api_key_roll(key=created.key, grace=timedelta(0), actor=holder(created))
 
 
 def test_a_roll_is_audited_without_any_secret():
     created = make_key()
-    rolled = api_key_roll(key=created.key, grace=timedelta(hours=24), actor=ACTOR)
+    rolled = api_key_roll(key=created.key, grace=timedelta(hours=24), actor=holder(created))
     event = AuditEvent.objects.get(action="key.rolled")
     assert event.key_id == created.key.pk
     assert event.data["previousHint"] == created.key.hint
@@ -110,7 +115,7 @@ def test_requests_with_the_old_secret_during_a_concurrent_roll_are_all_served(li
     for thread in threads:
         thread.start()
     started.wait()
-    rolled = api_key_roll(key=created.key, grace=timedelta(hours=1), actor=ACTOR)
+    rolled = api_key_roll(key=created.key, grace=timedelta(hours=1), actor=holder(created))
     for thread in threads:
         thread.join()
     assert statuses == [200] * 100

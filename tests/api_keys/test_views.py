@@ -292,6 +292,54 @@ def test_another_workspaces_key_cannot_be_rolled(client, owner):
     assert client.get("/api/v1/workspace", **auth(theirs.secret)).status_code == 200
 
 
+@pytest.mark.parametrize("holder_role", [Membership.Role.OWNER, Membership.Role.ADMIN, "member"])
+def test_an_admin_cannot_roll_a_teammates_key_and_receive_its_secret(client, holder_role):
+    """PRODUCT.md §2: only the holder rolls; owners and admins revoke, never receive a secret."""
+    from tests.factories import make_community, member_of
+
+    workspace = WorkspaceFactory(name="Acme")
+    if holder_role == "member":
+        holder = member_of(make_community(workspace))
+        theirs = make_key(
+            user=holder, workspace=workspace, scopes=["communities:read"], kind="member"
+        )
+    else:
+        holder = MembershipFactory(workspace=workspace, role=holder_role).user
+        theirs = make_key(user=holder, workspace=workspace)
+    admin = MembershipFactory(workspace=workspace, role=Membership.Role.ADMIN).user
+    client.force_login(admin)
+    url = f"/integrations/api/keys/{theirs.key.pk}/roll/"
+    assert client.get(url).status_code == 404
+    refused = client.post(url, {"grace": "1h"})
+    assert refused.status_code == 404 and "new-secret" not in refused.content.decode()
+    key = ApiKey.objects.get(pk=theirs.key.pk)
+    assert key.secret_hash == theirs.key.secret_hash and key.rolled_at is None
+    assert (
+        client.get(
+            "/api/v1/workspace" if holder_role != "member" else "/api/v1/communities",
+            **auth(theirs.secret),
+        ).status_code
+        == 200
+    )
+    page = client.get(f"/integrations/api/keys/{theirs.key.pk}/").content.decode()
+    listing = client.get("/integrations/api/?state=all").content.decode()
+    assert url not in page and url not in listing  # no Roll button on another's key
+
+
+def test_the_roll_service_refuses_anyone_but_the_holder():
+    from django.core.exceptions import PermissionDenied
+
+    from apps.api_keys.services import api_key_roll
+
+    workspace = WorkspaceFactory()
+    owners_key = make_key(user=owner_of(workspace), workspace=workspace)
+    admin = MembershipFactory(workspace=workspace, role=Membership.Role.ADMIN).user
+    for actor in (Actor.of_user(admin), Actor.of_operator("test")):
+        with pytest.raises(PermissionDenied):
+            api_key_roll(key=owners_key.key, grace=timedelta(hours=1), actor=actor)
+    assert ApiKey.objects.get(pk=owners_key.key.pk).rolled_at is None
+
+
 def test_a_member_rolls_their_own_member_key_in_the_portal(client):
     from tests.factories import make_community, member_of
 
