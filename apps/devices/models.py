@@ -2,6 +2,7 @@ from django.conf import settings
 from django.db import models
 
 from apps.api_keys.models import ApiKey
+from apps.api_keys.scopes import ALL_SCOPES
 from apps.workspaces.models import Workspace
 
 
@@ -18,7 +19,7 @@ class DeviceAuthorization(models.Model):
     device_code_hash = models.CharField(max_length=64)
     user_code = models.CharField(max_length=8, db_index=True)  # 8 letters, without the dash
     client_id = models.CharField(max_length=64)
-    scopes = models.JSONField(default=list)  # what the CLI asked for
+    scopes = models.JSONField(default=list)  # what the CLI asked for; [] when it named none
     installation_id = models.CharField(max_length=64)
     device_name = models.CharField(max_length=100)
     requested_ip = models.GenericIPAddressField(null=True, blank=True)
@@ -46,6 +47,16 @@ class DeviceAuthorization(models.Model):
 
     def __str__(self) -> str:
         return f"{self.device_name} ({self.get_status_display()})"
+
+    @property
+    def grantable_scopes(self) -> list[str]:
+        """What the approver may grant: what was asked, or any scope when nothing was."""
+        return list(self.scopes) or list(ALL_SCOPES)
+
+    @property
+    def suggested_scopes(self) -> list[str]:
+        """What the approval page ticks first: what was asked, or read-only when nothing was."""
+        return list(self.scopes) or [s for s in ALL_SCOPES if s.endswith(":read")]
 
     @property
     def user_code_display(self) -> str:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from allauth.mfa.utils import is_mfa_enabled
 from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
@@ -29,7 +30,8 @@ from apps.api_keys.services import (
 from apps.audit.models import Action
 from apps.audit.services import Actor, audit_record
 from apps.common.validation import InvalidInput, clean_text
-from apps.workspaces.models import Workspace
+from apps.workspaces.models import Membership, Workspace
+from apps.workspaces.selectors import STAFF_ROLES
 
 from .models import DeviceAuthorization
 
@@ -59,10 +61,11 @@ class StartedDeviceAuthorization:
 
 
 def clean_requested_scopes(scope: str) -> list[str]:
-    """The space-separated `scope` form field: known scopes, all six when empty."""
+    """The space-separated `scope` form field: known scopes, or [] when the CLI named none
+    (any scope may then be granted, and the approval page starts from read-only)."""
     requested = scope.split()
     if not requested:
-        return list(ALL_SCOPES)
+        return []
     unknown = [s for s in requested if s not in ALL_SCOPES]
     if unknown:
         raise DeviceGrantError("invalid_scope", f"Unknown scope {unknown[0]!r}.")
@@ -155,10 +158,10 @@ def device_authorization_approve(
     chosen = sorted(set(scopes))
     if not chosen:
         raise InvalidInput("scopes", "Choose at least one permission.")
-    widened = [s for s in chosen if s not in authorization.scopes]
+    widened = [s for s in chosen if s not in authorization.grantable_scopes]
     if widened:
         raise InvalidInput("scopes", f"The CLI did not ask for {widened[0]}; it cannot be added.")
-    problem = _cli_key_policy_problem(workspace, timezone.now())
+    problem = device_approval_problem(user, workspace, now=timezone.now())
     if problem:
         raise InvalidInput("workspace", problem)
     updated = DeviceAuthorization.objects.filter(
@@ -237,11 +240,34 @@ def _cli_key_policy_problem(workspace: Workspace, now: datetime) -> str | None:
     return None
 
 
+def device_approval_problem(user: User, workspace: Workspace, *, now: datetime) -> str | None:
+    """Why `user` may not (or no longer) log the CLI in to `workspace`, or None.
+
+    Checked when the person approves and again when the key is minted, since a role, a
+    policy or the person's place in the team may change in between.
+    """
+    if not user.is_active:
+        return "This account is disabled."
+    role = (
+        Membership.objects.filter(user=user, workspace=workspace)
+        .values_list("role", flat=True)
+        .first()
+    )
+    if role not in STAFF_ROLES:
+        return f"Only owners and admins of {workspace.name} can log in the CLI."
+    if workspace.require_two_factor and not is_mfa_enabled(user):
+        return (
+            f"{workspace.name} requires two-factor authentication: add an authenticator app "
+            "or a passkey first."
+        )
+    return _cli_key_policy_problem(workspace, now)
+
+
 def _issue_cli_key(authorization: DeviceAuthorization, *, ip: str | None, now: datetime):
     """Mint the CLI key of an approved login and revoke the installation's previous one."""
     user, workspace = authorization.user, authorization.workspace
-    problem = _cli_key_policy_problem(workspace, now)
-    if problem:  # the policy changed between approval and this poll
+    problem = device_approval_problem(user, workspace, now=now)
+    if problem:  # the role, the team or a policy changed between approval and this poll
         authorization.status = DeviceAuthorization.Status.DENIED
         authorization.save(update_fields=["status", "last_polled_at"])
         return DeviceGrantError("access_denied", problem)

@@ -1,8 +1,10 @@
 """The OAuth device endpoints the CLI calls, and the /device page where a person approves."""
 
+from allauth.mfa.utils import is_mfa_enabled
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods, require_POST
@@ -77,8 +79,14 @@ def device_code(request: HttpRequest) -> JsonResponse:
 @require_POST
 def token(request: HttpRequest) -> JsonResponse:
     """POST /oauth/token with the device-code grant (RFC 8628 §3.4-3.5)."""
-    if request.POST.get("grant_type") != DEVICE_CODE_GRANT:
-        return _oauth_error(DeviceGrantError("invalid_grant", "Unsupported grant_type."))
+    grant_type = request.POST.get("grant_type", "")
+    if not grant_type:
+        return _oauth_error(DeviceGrantError("invalid_request", "grant_type is missing."))
+    if grant_type != DEVICE_CODE_GRANT:
+        # RFC 6749 §5.2: a grant type this server does not support, not a bad grant.
+        return _oauth_error(
+            DeviceGrantError("unsupported_grant_type", f"Only {DEVICE_CODE_GRANT} is supported.")
+        )
     try:
         created = device_token_poll(
             device_code=request.POST.get("device_code", ""),
@@ -98,11 +106,35 @@ def token(request: HttpRequest) -> JsonResponse:
 
 
 def _staff_memberships(request: HttpRequest) -> list[Membership]:
-    return list(
+    """The workspaces this person may log the CLI in to: owner or admin there, and a second
+    factor set up where the workspace requires one (as every dashboard page demands)."""
+    memberships = (
         Membership.objects.select_related("workspace")
         .filter(user=request.user, role__in=STAFF_ROLES)
         .order_by("created_at", "id")
     )
+    if is_mfa_enabled(request.user):
+        return list(memberships)
+    return [m for m in memberships if not m.workspace.require_two_factor]
+
+
+def _two_factor_first(request: HttpRequest) -> HttpResponse | None:
+    """The way to the two-factor set-up when every workspace of this person's requires it."""
+    blocked = (
+        Membership.objects.filter(
+            user=request.user, role__in=STAFF_ROLES, workspace__require_two_factor=True
+        )
+        .select_related("workspace")
+        .first()
+    )
+    if blocked is None or is_mfa_enabled(request.user):
+        return None
+    messages.warning(
+        request,
+        f"{blocked.workspace.name} requires two-factor authentication: add an authenticator "
+        "app or a passkey, then approve the CLI login.",
+    )
+    return redirect("mfa_index")
 
 
 def _scope_rows(requested: list[str], chosen: list[str]) -> list[dict]:
@@ -133,6 +165,8 @@ def approve(request: HttpRequest) -> HttpResponse:
     raw_code = request.POST.get("user_code") or request.GET.get("user_code")
     context: dict = {"memberships": memberships, "user_code": raw_code or ""}
     if not memberships:
+        if (refusal := _two_factor_first(request)) is not None:
+            return refusal
         context["error"] = "Only owners and admins of a workspace can log in the CLI."
         return render(request, "devices/device.html", context, status=403)
     if raw_code is None:
@@ -144,7 +178,7 @@ def approve(request: HttpRequest) -> HttpResponse:
         return render(request, "devices/device.html", context, status=400)
     context.update(
         authorization=authorization,
-        scope_rows=_scope_rows(authorization.scopes, authorization.scopes),
+        scope_rows=_scope_rows(authorization.grantable_scopes, authorization.suggested_scopes),
     )
     if request.method == "GET" or "decision" not in request.POST:
         return render(request, "devices/device_confirm.html", context)
@@ -154,7 +188,7 @@ def approve(request: HttpRequest) -> HttpResponse:
     by_id = {str(m.workspace_id): m for m in memberships}
     membership = by_id.get(request.POST.get("workspace", ""))
     chosen = request.POST.getlist("scopes")
-    context["scope_rows"] = _scope_rows(authorization.scopes, chosen)
+    context["scope_rows"] = _scope_rows(authorization.grantable_scopes, chosen)
     if membership is None:
         context["error"] = "Choose one of your workspaces."
         return render(request, "devices/device_confirm.html", context, status=400)

@@ -12,10 +12,12 @@ from django.utils import timezone
 
 from apps.api_keys.models import ApiKey, ApiKeyState
 from apps.audit.models import Action, AuditEvent
+from apps.audit.services import Actor
 from apps.devices.models import DeviceAuthorization
 from apps.workspaces.models import Membership
+from apps.workspaces.services import team_remove
 from tests.conftest import auth
-from tests.factories import WorkspaceFactory, owner_of
+from tests.factories import MembershipFactory, WorkspaceFactory, owner_of
 
 pytestmark = pytest.mark.django_db
 GRANT = "urn:ietf:params:oauth:grant-type:device_code"
@@ -126,7 +128,9 @@ def test_wrong_grant_type_is_refused(client):
         {"grant_type": "password", "device_code": code, "client_id": "gatehouse-cli"},
     )
     assert response.status_code == 400
-    assert response.json()["error"] == "invalid_grant"
+    assert response.json()["error"] == "unsupported_grant_type"  # RFC 6749 §5.2
+    missing = client.post("/oauth/token", {"device_code": code, "client_id": "gatehouse-cli"})
+    assert missing.status_code == 400 and missing.json()["error"] == "invalid_request"
 
 
 def test_device_code_expires_after_15_minutes(client, browser, owner):
@@ -230,6 +234,65 @@ def test_wrong_user_codes_are_limited_per_user(client, browser, owner):
     refused = browser.get(f"/device?user_code={body['user_code']}")
     assert refused.status_code == 400
     assert "Too many wrong codes" in refused.content.decode()
+
+
+@pytest.mark.parametrize("change", ["removed", "demoted", "deactivated"])
+def test_a_login_approved_before_the_approver_lost_their_place_mints_no_key(client, change):
+    """The approver's membership and role are checked again when the key is minted."""
+    workspace = WorkspaceFactory(name="Acme")
+    owner_of(workspace)
+    admin = MembershipFactory(workspace=workspace, role=Membership.Role.ADMIN).user
+    browser = Client()
+    browser.force_login(admin)
+    body = start(client).json()
+    assert approve(browser, body["user_code"], workspace).status_code == 200
+    if change == "removed":
+        team_remove(
+            membership=Membership.objects.get(user=admin, workspace=workspace),
+            actor=Actor.of_operator("test"),
+        )
+    elif change == "demoted":
+        Membership.objects.filter(user=admin).update(role=Membership.Role.MEMBER)
+    else:
+        admin.is_active = False
+        admin.save(update_fields=["is_active"])
+    with time_machine.travel(timezone.now() + timedelta(seconds=6)):
+        answer = poll(client, body["device_code"])
+    assert answer.status_code == 400 and answer.json()["error"] == "access_denied"
+    assert not ApiKey.objects.filter(user=admin).exists()
+
+
+def test_the_two_factor_policy_holds_on_the_device_page_and_at_minting(client, browser, owner):
+    workspace = owner.memberships.get().workspace
+    body = start(client).json()
+    workspace.require_two_factor = True
+    workspace.save(update_fields=["require_two_factor"])
+    page = browser.get(f"/device?user_code={body['user_code']}")
+    assert page.status_code == 302 and page["Location"].endswith("/account/2fa/")
+    assert approve(browser, body["user_code"], workspace).status_code == 302
+    assert DeviceAuthorization.objects.get().status == DeviceAuthorization.Status.PENDING
+
+
+def test_the_two_factor_policy_set_after_approval_stops_the_key(client, browser, owner):
+    workspace = owner.memberships.get().workspace
+    body = start(client).json()
+    assert approve(browser, body["user_code"], workspace).status_code == 200
+    workspace.require_two_factor = True
+    workspace.save(update_fields=["require_two_factor"])
+    with time_machine.travel(timezone.now() + timedelta(seconds=6)):
+        answer = poll(client, body["device_code"])
+    assert answer.json()["error"] == "access_denied"
+    assert "two-factor" in answer.json()["error_description"]
+    assert not ApiKey.objects.exists()
+
+
+def test_a_login_that_names_no_scope_starts_from_read_only(client, browser):
+    body = start(client, scope="").json()
+    page = browser.get(f"/device?user_code={body['user_code']}").content.decode()
+    ticked = set(re.findall(r'name="scopes" value="([a-z:]+)" checked', page))
+    offered = set(re.findall(r'name="scopes" value="([a-z:]+)"', page))
+    assert ticked == {"products:read", "communities:read", "pages:read"}
+    assert len(offered) == 6  # write may still be ticked by hand
 
 
 def test_user_code_is_typed_without_dash_and_in_lower_case(client, browser):
