@@ -23,9 +23,8 @@ from django.db import transaction
 from apps.audit.models import Action
 from apps.audit.services import Actor, audit_record
 
-from . import tokens
 from .models import ApiKey
-from .services import api_key_revoke
+from .services import api_key_find_by_secret, api_key_revoke
 
 REPORTER = Actor.of_operator("GitHub secret scanning")
 MAX_REPORTED_TOKENS = 1000
@@ -125,13 +124,7 @@ def leak_report_handle(body: bytes, key_identifier: str, signature_b64: str) -> 
     answer = []
     for item in _parse(body):
         token = item["token"]
-        key = None
-        if tokens.kind_of(token) is not None:
-            key = (
-                ApiKey.objects.select_related("workspace", "user")
-                .filter(secret_hash=tokens.hash_secret(token))
-                .first()
-            )
+        key = api_key_find_by_secret(token)  # the secret before a roll, during its grace, too
         if key is not None:
             _revoke_leaked(key, item.get("url", ""), item.get("source", ""))
         answer.append(

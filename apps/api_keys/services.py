@@ -347,11 +347,22 @@ def api_key_record_scope_use(key: ApiKey, scopes: tuple[str, ...], *, now: datet
     return True
 
 
-def api_key_find_by_secret(raw: str) -> ApiKey | None:
-    """The key a secret belongs to whatever its state, or None (for operators and tooling)."""
+def api_key_find_by_secret(raw: str, *, now: datetime | None = None) -> ApiKey | None:
+    """The key a secret belongs to whatever its state, or None (leak reports, operators, RFC 7009).
+
+    A secret replaced by a roll is still the key while its grace lasts: it works, so a leak of
+    it or a revocation naming it must reach the key. Past its grace it names nothing.
+    """
     if tokens.kind_of(raw) is None:
         return None
-    return ApiKey.objects.filter(secret_hash=tokens.hash_secret(raw)).first()
+    secret_hash = tokens.hash_secret(raw)
+    keys = ApiKey.objects.select_related("workspace", "user")
+    key = keys.filter(secret_hash=secret_hash).first()
+    if key is None:
+        key = keys.filter(previous_secret_hash=secret_hash).first()
+        if key is not None and not key.rolling_at(now or timezone.now()):
+            return None
+    return key
 
 
 def api_key_record_use(

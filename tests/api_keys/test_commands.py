@@ -185,6 +185,21 @@ def test_revokeapikey_revokes_the_leaked_key(client):
     assert "already revoked" in run("revokeapikey", created.secret)[-1]
 
 
+def test_revokeapikey_with_the_old_secret_of_a_rolling_key_revokes_the_key(client):
+    from datetime import timedelta
+
+    from apps.api_keys.services import api_key_roll
+    from apps.audit.services import Actor
+
+    created = make_key()
+    rolled = api_key_roll(
+        key=created.key, grace=timedelta(days=7), actor=Actor.of_user(created.key.user)
+    )
+    assert "Revoked" in run("revokeapikey", created.secret)[-1]
+    for secret in (created.secret, rolled.secret):
+        assert client.get("/api/v1/workspace", **auth(secret)).json()["error"] == "revoked-key"
+
+
 @pytest.mark.parametrize("secret", ["gwk_" + "a" * 38, "garbage"])
 def test_revokeapikey_refuses_an_unknown_secret_without_echoing_it(secret):
     with pytest.raises(CommandError, match="No key matches") as error:

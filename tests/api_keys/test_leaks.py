@@ -160,3 +160,43 @@ def test_a_repeated_report_changes_nothing(client, github, django_capture_on_com
 def test_a_signed_but_malformed_report_is_400(client, github, body):
     response = send(client, body, github["current"])
     assert response.status_code == 400 and response.json()["error"] == "invalid-input"
+
+
+@pytest.mark.parametrize("which", ["old", "new"])
+def test_a_leak_of_either_secret_of_a_rolling_key_revokes_it_and_ends_the_grace(
+    client, github, which
+):
+    from datetime import timedelta
+
+    from apps.api_keys.services import api_key_roll
+    from apps.audit.services import Actor
+
+    created = make_key(name="Zapier")
+    rolled = api_key_roll(
+        key=created.key, grace=timedelta(days=7), actor=Actor.of_user(created.key.user)
+    )
+    leaked = created.secret if which == "old" else rolled.secret
+    response = send(client, report(leaked), github["current"])
+    assert response.json()[0]["label"] == "true_positive"
+    assert ApiKey.objects.get(pk=created.key.pk).revoked_at is not None
+    for secret in (created.secret, rolled.secret):
+        answer = client.get("/api/v1/workspace", **auth(secret))
+        assert answer.status_code == 401 and answer.json()["error"] == "revoked-key"
+    assert AuditEvent.objects.filter(action="key.leaked", key=created.key).count() == 1
+
+
+def test_a_secret_whose_grace_has_ended_is_a_false_positive_and_revokes_nothing(client, github):
+    from datetime import timedelta
+
+    import time_machine
+    from django.utils import timezone
+
+    from apps.api_keys.services import api_key_roll
+    from apps.audit.services import Actor
+
+    created = make_key()
+    api_key_roll(key=created.key, grace=timedelta(hours=1), actor=Actor.of_user(created.key.user))
+    with time_machine.travel(timezone.now() + timedelta(hours=2)):
+        response = send(client, report(created.secret), github["current"])
+    assert response.json()[0]["label"] == "false_positive"
+    assert ApiKey.objects.get(pk=created.key.pk).revoked_at is None

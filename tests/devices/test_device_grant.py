@@ -332,3 +332,17 @@ def test_fifty_concurrent_polls_after_approval_mint_exactly_one_key():
     assert len(tokens) == 1
     assert {r["error"] for r in results if "error" in r} <= {"invalid_grant", "slow_down"}
     assert ApiKey.objects.count() == 1
+
+
+def test_oauth_revoke_with_the_old_secret_of_a_rolling_key_revokes_the_key(client):
+    from apps.api_keys.services import api_key_roll
+    from tests.factories import make_key
+
+    created = make_key()
+    rolled = api_key_roll(
+        key=created.key, grace=timedelta(days=7), actor=Actor.of_user(created.key.user)
+    )
+    answer = client.post("/oauth/revoke", {"token": created.secret})
+    assert answer.status_code == 200
+    for secret in (created.secret, rolled.secret):
+        assert client.get("/api/v1/workspace", **auth(secret)).json()["error"] == "revoked-key"

@@ -14,7 +14,10 @@ class Command(BaseCommand):
         key = api_key_find_by_secret(secret.strip())
         if key is None:
             # Never echo the secret: the terminal's scrollback and CI logs are places it leaks to.
-            raise CommandError("No key matches this secret (check for a typo or a truncated copy).")
+            raise CommandError(
+                "No key matches this secret (check for a typo or a truncated copy; a secret "
+                "replaced by a roll matches nothing once its grace period has ended)."
+            )
         if key.revoked_at is not None:
             self.stdout.write(
                 f"Key {key.name!r} ({key.hint}) was already revoked "
