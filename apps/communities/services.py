@@ -11,6 +11,7 @@ from apps.audit.models import Action
 from apps.audit.services import Actor, audit_record
 from apps.common.validation import clean_long_text, clean_text
 from apps.workspaces.models import Membership, Workspace
+from apps.workspaces.signals import place_removed
 
 from .models import Community, CommunityMembership, Post
 
@@ -43,6 +44,7 @@ def community_member_remove(*, community: Community, user: User, actor: Actor) -
             subject=user.email,
             data={"email": user.email, "community": community.name},
         )
+        place_removed.send(sender=Community, workspace=workspace, user=user, actor=actor)
         if CommunityMembership.objects.filter(community__workspace=workspace, user=user).exists():
             return 0
         keys = ApiKey.objects.filter(

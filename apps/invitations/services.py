@@ -4,6 +4,7 @@ import hashlib
 import hmac
 import secrets
 from datetime import timedelta
+from typing import Any
 
 from allauth.account.models import EmailAddress
 from django.conf import settings
@@ -165,6 +166,34 @@ def invitation_withdraw(*, invitation: Invitation, actor: Actor) -> None:
             subject=current.email,
             data=_audit_data(current),
         )
+
+
+def invitations_withdraw_for_removed(
+    *, workspace: Workspace, user: User, actor: Actor, **_signal: Any
+) -> int:
+    """Withdraw every pending invitation of a person just removed from `workspace` or one of
+    its communities, so an older link cannot bring them back; returns how many were withdrawn.
+    Runs inside the removal's transaction (the `place_removed` signal)."""
+    addresses = {user.email.lower()} | {
+        address.lower()
+        for address in EmailAddress.objects.filter(user=user).values_list("email", flat=True)
+    }
+    withdrawn = 0
+    for invitation in pending_invitations_of(workspace, addresses):
+        invitation_withdraw(invitation=invitation, actor=actor)
+        withdrawn += 1
+    return withdrawn
+
+
+def pending_invitations_of(workspace: Workspace, addresses: set[str]) -> list[Invitation]:
+    """The not yet accepted or withdrawn invitations of `workspace` to any of `addresses`."""
+    return [
+        invitation
+        for invitation in Invitation.objects.filter(
+            workspace=workspace, accepted_at__isnull=True, withdrawn_at__isnull=True
+        )
+        if invitation.email.lower() in addresses
+    ]
 
 
 def user_controls_address(user: User, email: str) -> bool:

@@ -13,6 +13,7 @@ from apps.common.validation import InvalidInput
 
 from .models import Membership, Workspace
 from .selectors import STAFF_ROLES
+from .signals import place_removed
 from .validators import clean_workspace_name
 
 
@@ -103,3 +104,6 @@ def team_remove(*, membership: Membership, actor: Actor) -> None:
             data={"email": current.user.email, "role": current.role},
         )
         current.delete()
+        place_removed.send(
+            sender=Membership, workspace=current.workspace, user=current.user, actor=actor
+        )

@@ -217,3 +217,36 @@ def test_another_workspaces_invitation_is_404(owner_client):
     invitation = Invitation.objects.get()
     assert owner_client.post(f"/invitations/{invitation.pk}/withdraw/").status_code == 404
     assert Invitation.objects.get().state == "pending"
+
+
+def test_a_member_removed_from_a_community_cannot_accept_an_older_invitation_to_another(
+    client, owner_client, community, django_capture_on_commit_callbacks
+):
+    from apps.audit.services import Actor
+    from apps.communities.services import community_member_remove
+
+    other = make_community(community.workspace, "Painters")
+    first = invite(owner_client, community, "ada@example.com", django_capture_on_commit_callbacks)
+    older = invite(owner_client, other, "ada@example.com", django_capture_on_commit_callbacks)
+    ada = owner_of(WorkspaceFactory(name="Elsewhere"), email="ada@example.com")
+    client.force_login(ada)
+    client.post(first)
+    assert CommunityMembership.objects.filter(user=ada, community=community).exists()
+    community_member_remove(community=community, user=ada, actor=Actor.of_operator("test"))
+    refused = client.post(older)
+    assert refused.status_code == 410 and "withdrawn" in refused.content.decode()
+    assert not CommunityMembership.objects.filter(user=ada).exists()
+    assert not Membership.objects.filter(user=ada, workspace=community.workspace).exists()
+    assert AuditEvent.objects.filter(action=Action.INVITATION_WITHDRAWN).count() == 1
+
+
+def test_a_teammate_removed_from_the_team_loses_their_pending_invitations(
+    owner, community, django_capture_on_commit_callbacks, owner_client
+):
+    from apps.audit.services import Actor
+    from apps.workspaces.services import team_remove
+
+    admin = MembershipFactory(workspace=community.workspace, role="admin").user
+    invite(owner_client, community, admin.email, django_capture_on_commit_callbacks)
+    team_remove(membership=Membership.objects.get(user=admin), actor=Actor.of_user(owner))
+    assert Invitation.objects.get().state == "withdrawn"
