@@ -151,7 +151,8 @@ REDIS_URL = os.environ.get("REDIS_URL", "")
 CACHES = {
     "default": (
         {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            # Django's RedisCache, served from process memory while Redis cannot be reached.
+            "BACKEND": "apps.common.cache.FailOpenRedisCache",
             "LOCATION": REDIS_URL,
             # A Redis that does not answer must not hold requests: fail fast, then fail open.
             "OPTIONS": {"socket_connect_timeout": 0.25, "socket_timeout": 0.25},

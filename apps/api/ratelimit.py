@@ -19,13 +19,11 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
+from apps.common.cache import REDIS_RETRY_SECONDS, redis_health  # noqa: F401 - re-exported
+
 logger = logging.getLogger("apps.api")
 
 WINDOW_SECONDS = 60
-# After Redis fails, this process counts locally for this long before trying Redis again, so an
-# outage costs one failed connection every few seconds, not one per request.
-REDIS_RETRY_SECONDS = 5
-WARNING_INTERVAL_SECONDS = 60
 LOCAL_BUCKETS_MAX = 100_000
 
 # KEYS[1]: the bucket; ARGV: now, emission interval, window (seconds, as decimal strings).
@@ -107,33 +105,6 @@ class _LocalBuckets:
 _local = _LocalBuckets()
 
 
-class _RedisHealth:
-    """When this process last failed to reach Redis, and when it last said so."""
-
-    def __init__(self) -> None:
-        self.failed_at: float | None = None
-        self.error = ""
-        self.warned_at = -math.inf
-
-    def failed(self, error: Exception, now: float) -> None:
-        self.failed_at, self.error = now, f"{type(error).__name__}: {error}"
-        if now - self.warned_at >= WARNING_INTERVAL_SECONDS:
-            self.warned_at = now
-            logger.warning(
-                "Redis is unreachable (%s); rate limits are counted per process until it is back.",
-                self.error,
-            )
-
-    def should_try(self, now: float) -> bool:
-        return self.failed_at is None or now - self.failed_at >= REDIS_RETRY_SECONDS
-
-    def recovered(self) -> None:
-        if self.failed_at is not None:
-            logger.warning("Redis is reachable again; rate limits are shared once more.")
-        self.failed_at = None
-
-
-redis_health = _RedisHealth()
 
 
 def _redis_client():
@@ -172,8 +143,7 @@ def rate_limit_take(bucket: str, limit: int, *, now: float | None = None) -> Rat
 def rate_limit_reset() -> None:
     """Forget this process's buckets and Redis failures (for tests)."""
     _local.clear()
-    redis_health.failed_at = None
-    redis_health.warned_at = -math.inf
+    redis_health.reset()
 
 
 def redis_status() -> str:
