@@ -6,16 +6,15 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 application = get_wsgi_application()
 
 
-def _refuse_a_weak_hash_secret() -> None:
-    # gunicorn runs no system checks; a placeholder secret would silently protect every key.
-    from django.conf import settings
+def _refuse_weak_secrets() -> None:
+    # gunicorn runs no system checks; a placeholder secret would silently protect every key
+    # (API_KEY_HASH_SECRET) or let anyone sign sessions and confirmation links (SECRET_KEY).
     from django.core.exceptions import ImproperlyConfigured
 
-    from apps.api_keys.checks import hash_secret_problem
+    from apps.api_keys.checks import weak_secret_settings
 
-    problem = None if settings.DEBUG else hash_secret_problem(settings.API_KEY_HASH_SECRET)
-    if problem:
-        raise ImproperlyConfigured(f"API_KEY_HASH_SECRET {problem}; see manage.py check --deploy.")
+    for name, problem in weak_secret_settings():
+        raise ImproperlyConfigured(f"{name} {problem}; see manage.py check --deploy.")
 
 
-_refuse_a_weak_hash_secret()
+_refuse_weak_secrets()

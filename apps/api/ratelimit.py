@@ -105,8 +105,6 @@ class _LocalBuckets:
 _local = _LocalBuckets()
 
 
-
-
 def _redis_client():
     from django.core.cache import cache
 

@@ -1,4 +1,5 @@
-"""System checks for the key store's server secret (`manage.py check --deploy` reports them)."""
+"""System checks for the server's secrets and the leak-report keys (`manage.py check` reports
+them; config/wsgi.py refuses to serve with a weak secret, since gunicorn runs no checks)."""
 
 from django.conf import settings
 from django.core.checks import Error, Tags, Warning, register
@@ -9,7 +10,7 @@ PLACEHOLDER_MARKS = ("change-me", "changeme", "dev-only", "example", "placeholde
 
 
 def hash_secret_problem(value: str) -> str | None:
-    """Why `value` cannot be API_KEY_HASH_SECRET in production, or None when it can."""
+    """Why `value` cannot be API_KEY_HASH_SECRET or SECRET_KEY in production, or None."""
     lowered = value.lower()
     if any(mark in lowered for mark in PLACEHOLDER_MARKS):
         return "is a placeholder from the examples"
@@ -37,6 +38,53 @@ def check_api_key_hash_secret(app_configs, **kwargs) -> list[Error]:
             id="gatehouse.E001",
         )
     ]
+
+
+def weak_secret_settings() -> list[tuple[str, str]]:
+    """(setting, problem) for each server secret that is a placeholder or weak, DEBUG off."""
+    if settings.DEBUG:
+        return []
+    return [
+        (name, problem)
+        for name in ("API_KEY_HASH_SECRET", "SECRET_KEY")
+        if (problem := hash_secret_problem(getattr(settings, name))) is not None
+    ]
+
+
+@register(Tags.security)
+def check_secret_key(app_configs, **kwargs) -> list[Error]:
+    """With DEBUG off, SECRET_KEY must be a real secret: with a known one anybody can sign a
+    session or an e-mail confirmation link for any address."""
+    problems = dict(weak_secret_settings())
+    if "SECRET_KEY" not in problems:
+        return []
+    return [
+        Error(
+            f"SECRET_KEY {problems['SECRET_KEY']}.",
+            hint="Set it to at least 32 random bytes, e.g. the output of "
+            "`python3 -c 'import secrets; print(secrets.token_urlsafe(48))'`.",
+            id="gatehouse.E002",
+        )
+    ]
+
+
+@register(Tags.security)
+def check_secret_scanning_public_keys(app_configs, **kwargs) -> list[Error]:
+    """SECRET_SCANNING_PUBLIC_KEYS must parse, or every leak report would be refused."""
+    from .leaks import parse_public_keys
+
+    try:
+        parse_public_keys(settings.SECRET_SCANNING_PUBLIC_KEYS)
+    except ValueError as error:
+        return [
+            Error(
+                f"SECRET_SCANNING_PUBLIC_KEYS cannot be read: {error}.",
+                hint="Paste the body of https://api.github.com/meta/public_keys/secret_scanning, "
+                "leave it empty, or run `manage.py refreshsecretscanningkeys`.",
+                id="gatehouse.E003",
+            )
+        ]
+    return []
 
 
 @register(Tags.security, deploy=True)

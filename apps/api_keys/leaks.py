@@ -9,6 +9,7 @@ where it was found, and e-mails the key's holder. Anything else changes nothing.
 import base64
 import hashlib
 import json
+import logging
 from dataclasses import dataclass
 from functools import cache
 
@@ -23,9 +24,10 @@ from django.db import transaction
 from apps.audit.models import Action
 from apps.audit.services import Actor, audit_record
 
-from .models import ApiKey
+from .models import ApiKey, SecretScanningKeySet
 from .services import api_key_find_by_secret, api_key_revoke
 
+logger = logging.getLogger("apps.api_keys")
 REPORTER = Actor.of_operator("GitHub secret scanning")
 MAX_REPORTED_TOKENS = 1000
 
@@ -47,21 +49,49 @@ class PublicKey:
 
 
 @cache
-def _public_keys(raw: str) -> dict[str, PublicKey]:
-    """SECRET_SCANNING_PUBLIC_KEYS: GitHub's own list, as GET /meta/public_keys/secret_scanning
-    returns it (`{"public_keys": [{"key_identifier", "key", "is_current"}]}`) or just the list."""
-    if not raw:
+def parse_public_keys(raw: str) -> dict[str, PublicKey]:
+    """GitHub's key list, as GET /meta/public_keys/secret_scanning returns it
+    (`{"public_keys": [{"key_identifier", "key", "is_current"}]}`) or just the list.
+
+    Raises ValueError saying what is wrong with a malformed list.
+    """
+    if not raw.strip():
         return {}
-    data = json.loads(raw)
-    entries = data["public_keys"] if isinstance(data, dict) else data
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        raise ValueError("it is not JSON") from None
+    entries = data.get("public_keys") if isinstance(data, dict) else data
+    if not isinstance(entries, list):
+        raise ValueError("it holds no list of public keys")
     keys = {}
-    for entry in entries:
-        key = load_pem_public_key(entry["key"].encode())
+    for number, entry in enumerate(entries, start=1):
+        if not isinstance(entry, dict) or not all(
+            isinstance(entry.get(field), str) for field in ("key_identifier", "key")
+        ):
+            raise ValueError(f"entry {number} needs key_identifier and key strings")
+        try:
+            key = load_pem_public_key(entry["key"].encode())
+        except (ValueError, TypeError):
+            raise ValueError(f"the key of entry {number} is not a PEM public key") from None
         if not isinstance(key, ec.EllipticCurvePublicKey):
-            raise ValueError(f"{entry['key_identifier']} is not an elliptic-curve key")
+            raise ValueError(f"the key of entry {number} is not an elliptic-curve key")
         keys[entry["key_identifier"]] = PublicKey(
             entry["key_identifier"], key, bool(entry.get("is_current", True))
         )
+    return keys
+
+
+def configured_public_keys() -> dict[str, PublicKey]:
+    """The keys reports are checked against: SECRET_SCANNING_PUBLIC_KEYS and the last set
+    fetched from GitHub. A malformed setting (the system check names it) trusts nothing."""
+    keys: dict[str, PublicKey] = {}
+    stored = SecretScanningKeySet.objects.values_list("body", flat=True).first()
+    for raw in (stored or "", settings.SECRET_SCANNING_PUBLIC_KEYS):
+        try:
+            keys.update(parse_public_keys(raw))
+        except ValueError as error:
+            logger.error("Secret-scanning public keys ignored: %s.", error)
     return keys
 
 
@@ -72,7 +102,7 @@ def verify_report_signature(body: bytes, key_identifier: str, signature_b64: str
             "invalid-signature",
             "Send the Github-Public-Key-Identifier and Github-Public-Key-Signature headers.",
         )
-    public = _public_keys(settings.SECRET_SCANNING_PUBLIC_KEYS).get(key_identifier)
+    public = configured_public_keys().get(key_identifier)
     if public is None:
         raise ReportRefused("invalid-signature", "The public key identifier is not known here.")
     if not public.is_current:

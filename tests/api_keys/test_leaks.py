@@ -9,7 +9,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from django.core import mail
 
-from apps.api_keys.leaks import _public_keys
+from apps.api_keys.leaks import parse_public_keys
 from apps.api_keys.models import ApiKey
 from apps.audit.models import AuditEvent
 from tests.conftest import auth
@@ -40,9 +40,9 @@ def github(settings):
             ]
         }
     )
-    _public_keys.cache_clear()
+    parse_public_keys.cache_clear()
     yield {"current": current, "retired": retired}
-    _public_keys.cache_clear()
+    parse_public_keys.cache_clear()
 
 
 def send(client, body: bytes, private_key=None, identifier="current-id"):
@@ -200,3 +200,63 @@ def test_a_secret_whose_grace_has_ended_is_a_false_positive_and_revokes_nothing(
         response = send(client, report(created.secret), github["current"])
     assert response.json()[0]["label"] == "false_positive"
     assert ApiKey.objects.get(pk=created.key.pk).revoked_at is None
+
+
+def test_a_malformed_key_setting_refuses_reports_instead_of_failing(client, settings):
+    settings.SECRET_SCANNING_PUBLIC_KEYS = "{not json"
+    created = make_key()
+    private = ec.generate_private_key(ec.SECP256R1())
+    response = send(client, report(created.secret), private)
+    assert response.status_code == 403 and response.json()["error"] == "invalid-signature"
+    assert ApiKey.objects.get(pk=created.key.pk).revoked_at is None
+
+
+@pytest.fixture
+def github_meta():
+    """GitHub's /meta/public_keys/secret_scanning, served on loopback; `answer` sets the body."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    state = {"status": 200, "body": b""}
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            self.send_response(state["status"])
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(state["body"])
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    state["url"] = f"http://127.0.0.1:{server.server_port}/meta/public_keys/secret_scanning"
+    yield state
+    server.shutdown()
+
+
+def test_refreshed_keys_are_trusted_and_a_failed_refresh_keeps_the_last_good_set(
+    client, settings, github_meta
+):
+    from django.core.management import CommandError, call_command
+
+    settings.SECRET_SCANNING_PUBLIC_KEYS = ""
+    signer = ec.generate_private_key(ec.SECP256R1())
+    github_meta["body"] = json.dumps(
+        {"public_keys": [{"key_identifier": "gh-1", "key": pem(signer), "is_current": True}]}
+    ).encode()
+    call_command("refreshsecretscanningkeys", "--url", github_meta["url"])
+    first = make_key()
+    answer = send(client, report(first.secret), signer, identifier="gh-1")
+    assert answer.status_code == 200 and answer.json()[0]["label"] == "true_positive"
+
+    github_meta["body"] = b"<html>rate limited</html>"
+    with pytest.raises(CommandError, match="malformed.*keeping the set fetched"):
+        call_command("refreshsecretscanningkeys", "--url", github_meta["url"])
+    github_meta["status"] = 500
+    with pytest.raises(CommandError, match="keeping the set fetched"):
+        call_command("refreshsecretscanningkeys", "--url", github_meta["url"])
+    second = make_key()
+    answer = send(client, report(second.secret), signer, identifier="gh-1")
+    assert answer.json()[0]["label"] == "true_positive"  # the last good set still holds
