@@ -196,10 +196,13 @@ ACCOUNT_SESSION_REMEMBER = True
 ACCOUNT_LOGOUT_ON_PASSWORD_CHANGE = False
 ACCOUNT_EMAIL_SUBJECT_PREFIX = "Gatehouse: "
 ACCOUNT_DEFAULT_HTTP_PROTOCOL = "http" if DEBUG else "https"
-# Failed sign-ins: 5 per account in 5 minutes, 10 per client address a minute (the address as
-# the trusted-proxy setting below reads it).
+# Failed sign-ins: 10 per client address a minute, 5 per account and address in 5 minutes (the
+# address as the trusted-proxy setting below reads it), and 30 an hour per account from
+# anywhere, a ceiling that browsers which signed in to the account before are exempt from, so
+# failing on purpose cannot lock the owner out (apps/accounts/adapter.py).
 ACCOUNT_RATE_LIMITS = {
     "login_failed": os.environ.get("SIGN_IN_FAILURE_LIMITS", "10/m/ip,5/5m/key"),
+    "login_failed_account": os.environ.get("SIGN_IN_ACCOUNT_FAILURE_LIMIT", "30/h/key"),
 }
 # Sudo mode: creating, rolling or widening a key, approving a CLI login and changing the team
 # ask for a password or second factor within this many seconds.

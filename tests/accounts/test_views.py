@@ -11,6 +11,7 @@ import time_machine
 from allauth.account.models import EmailAddress
 from allauth.mfa.totp.internal.auth import TOTP
 from django.core import mail
+from django.test import Client
 from django.utils import timezone
 
 from apps.accounts.models import User
@@ -166,6 +167,53 @@ def test_a_forged_x_forwarded_for_does_not_reset_the_per_address_limit(client, s
     assert "Too many failed sign-ins" in sign_in(client, **forged).content.decode()
     elsewhere = {"HTTP_X_FORWARDED_FOR": "203.0.113.9"}
     assert sign_in(client, **elsewhere).status_code == 302
+
+
+def test_failures_from_elsewhere_do_not_lock_the_owner_out(client, settings):
+    """Five wrong passwords from anywhere used to lock the real owner out for five minutes."""
+    settings.TRUSTED_PROXY_COUNT = 1
+    owner_of(email="owner@example.com")
+    attacker = Client()
+    for _ in range(5):
+        sign_in(attacker, password="wrong", HTTP_X_FORWARDED_FOR="198.51.100.66")
+    refused = sign_in(attacker, HTTP_X_FORWARDED_FOR="198.51.100.66")
+    assert "Too many failed sign-ins" in refused.content.decode()  # the guesser is stopped
+    assert sign_in(client, HTTP_X_FORWARDED_FOR="203.0.113.5").status_code == 302
+
+
+def test_the_account_ceiling_stops_a_distributed_guess_but_not_a_known_browser(settings):
+    settings.TRUSTED_PROXY_COUNT = 1
+    owner_of(email="owner@example.com")
+    owners_browser = Client()
+    assert sign_in(owners_browser, HTTP_X_FORWARDED_FOR="203.0.113.5").status_code == 302
+    owners_browser.post("/sign-out/")
+    attacker = Client()
+    for n in range(30):  # the per-account ceiling: 30 an hour, from 30 addresses
+        page = sign_in(attacker, password="wrong", HTTP_X_FORWARDED_FOR=f"198.51.100.{n}")
+        assert "do not match" in page.content.decode()
+    fresh = sign_in(Client(), password="wrong", HTTP_X_FORWARDED_FOR="198.51.100.200")
+    assert "Too many failed sign-ins. Try again in 60 minutes." in fresh.content.decode()
+    right_elsewhere = sign_in(Client(), HTTP_X_FORWARDED_FOR="192.0.2.1")
+    assert right_elsewhere.status_code == 200  # no cookie: the ceiling holds for everyone new
+    assert sign_in(owners_browser, HTTP_X_FORWARDED_FOR="192.0.2.77").status_code == 302
+
+
+def test_the_known_device_cookie_is_signed_and_per_account(settings):
+    from apps.accounts.adapter import KNOWN_DEVICE_COOKIE
+
+    settings.TRUSTED_PROXY_COUNT = 1
+    owner_of(email="owner@example.com")
+    forger = Client()
+    forger.cookies[KNOWN_DEVICE_COOKIE] = "forged"
+    other = Client()
+    owner_of(email="someone@example.com")
+    assert sign_in(other, "someone@example.com").status_code == 302
+    other.post("/sign-out/")
+    for n in range(30):
+        sign_in(Client(), password="wrong", HTTP_X_FORWARDED_FOR=f"198.51.100.{n}")
+    for browser in (forger, other):  # a forged mark, or a mark for another account
+        page = sign_in(browser, HTTP_X_FORWARDED_FOR="192.0.2.9").content.decode()
+        assert "Too many failed sign-ins" in page
 
 
 def test_the_admin_signs_in_through_the_throttled_sign_in(client):
