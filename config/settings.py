@@ -204,6 +204,9 @@ ACCOUNT_RATE_LIMITS = {
     "login_failed": os.environ.get("SIGN_IN_FAILURE_LIMITS", "10/m/ip,5/5m/key"),
     "login_failed_account": os.environ.get("SIGN_IN_ACCOUNT_FAILURE_LIMIT", "30/h/key"),
 }
+# A sign-up answers no sooner than this, whether or not the address already has an account
+# (which gets an e-mail instead), so the answer's timing does not tell which it was.
+SIGN_UP_MIN_SECONDS = float(os.environ.get("SIGN_UP_MIN_SECONDS", "0.5"))
 # Sudo mode: creating, rolling or widening a key, approving a CLI login and changing the team
 # ask for a password or second factor within this many seconds.
 ACCOUNT_REAUTHENTICATION_TIMEOUT = env_int("REAUTHENTICATION_TIMEOUT_SECONDS", 600)
