@@ -2,7 +2,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from apps.workspaces.models import Workspace
@@ -74,6 +74,8 @@ class ApiKey(models.Model):
     rolled_at = models.DateTimeField(null=True, blank=True)
     previous_secret_hash = models.CharField(max_length=64, null=True, blank=True)
     previous_secret_expires_at = models.DateTimeField(null=True, blank=True)
+    # CLI keys: the `gatehouse` installation that logged in; each has one live key at most.
+    installation_id = models.CharField(max_length=64, null=True, blank=True)
 
     objects = ApiKeyQuerySet.as_manager()
 
@@ -84,7 +86,18 @@ class ApiKey(models.Model):
             models.Index(fields=["previous_secret_hash"], name="api_key_previous_hash"),
         ]
         constraints = [
-            models.UniqueConstraint(fields=["secret_hash"], name="api_key_secret_hash_unique")
+            models.UniqueConstraint(fields=["secret_hash"], name="api_key_secret_hash_unique"),
+            # What the services assume, held by the database too.
+            models.CheckConstraint(
+                condition=Q(expires_at__isnull=True) | Q(expires_at__gt=F("created_at")),
+                name="api_key_expires_after_creation",
+            ),
+            models.CheckConstraint(condition=~Q(scopes=[]), name="api_key_holds_a_scope"),
+            models.UniqueConstraint(
+                fields=["workspace", "user", "installation_id"],
+                condition=Q(revoked_at__isnull=True, installation_id__isnull=False),
+                name="one_live_cli_key_per_installation",
+            ),
         ]
 
     def __str__(self) -> str:

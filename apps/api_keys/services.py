@@ -126,12 +126,15 @@ def api_key_create(
     tag: str = ApiKey.Tag.NONE,
     actor: Actor | None = None,
     description: str = "",
+    installation_id: str | None = None,
 ) -> CreatedApiKey:
     """Create a key for `user` in `workspace` and return it with its secret.
 
     `expires_at=None` means no expiry. A CLI-tagged key always lives exactly 90 days, so
-    `expires_at` must be None for it. Raises InvalidInput for a bad name, scopes or expiry.
-    The audit event names `actor` (the user themself when not given), never the secret.
+    `expires_at` must be None for it; `installation_id` names the CLI installation that logged
+    in (one live key each, which the database enforces). Raises InvalidInput for a bad name,
+    scopes or expiry. The audit event names `actor` (the user themself when not given), never
+    the secret.
     """
     now = timezone.now()
     name = clean_text(name, "name", max_length=100)
@@ -159,6 +162,7 @@ def api_key_create(
             tag=tag,
             created_at=now,
             expires_at=expires_at,
+            installation_id=installation_id,
         )
         audit_record(
             workspace=workspace,

@@ -1,5 +1,6 @@
 from django.conf import settings
 from django.db import models
+from django.db.models import Q
 
 from apps.api_keys.models import ApiKey
 from apps.api_keys.scopes import ALL_SCOPES
@@ -17,7 +18,7 @@ class DeviceAuthorization(models.Model):
         USED = "used", "Key issued"
 
     device_code_hash = models.CharField(max_length=64)
-    user_code = models.CharField(max_length=8, db_index=True)  # 8 letters, without the dash
+    user_code = models.CharField(max_length=8)  # 8 letters, without the dash
     client_id = models.CharField(max_length=64)
     scopes = models.JSONField(default=list)  # what the CLI asked for; [] when it named none
     installation_id = models.CharField(max_length=64)
@@ -42,8 +43,15 @@ class DeviceAuthorization(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["device_code_hash"], name="unique_device_code_hash")
+            models.UniqueConstraint(fields=["device_code_hash"], name="unique_device_code_hash"),
+            # A user code names one pending login, never two.
+            models.UniqueConstraint(
+                fields=["user_code"],
+                condition=Q(status="pending"),
+                name="unique_pending_user_code",
+            ),
         ]
+        indexes = [models.Index(fields=["expires_at"], name="device_auth_expires")]
 
     def __str__(self) -> str:
         return f"{self.device_name} ({self.get_status_display()})"

@@ -43,6 +43,7 @@ POLL_INTERVAL = 5
 SLOW_DOWN_STEP = 5
 WRONG_CODE_LIMIT = 10  # wrong user codes per user per window
 WRONG_CODE_WINDOW = 15 * 60
+PRUNE_AFTER = timedelta(hours=1)  # expired requests kept this long (their slow_down answers)
 
 
 class DeviceGrantError(Exception):
@@ -80,12 +81,26 @@ def normalise_user_code(raw: str) -> str | None:
     return code
 
 
-def _new_user_code(now: datetime) -> str:
+def _new_user_code() -> str:
     while True:
         code = "".join(secrets.choice(USER_CODE_ALPHABET) for _ in range(USER_CODE_LENGTH))
-        # 20^8 codes; a clash with another live one is rare but would make a code ambiguous.
-        if not DeviceAuthorization.objects.filter(user_code=code, expires_at__gt=now).exists():
+        # 20^8 codes; a clash with a pending one is rare, and the database refuses it anyway.
+        status = DeviceAuthorization.Status.PENDING
+        if not DeviceAuthorization.objects.filter(user_code=code, status=status).exists():
             return code
+
+
+def device_authorizations_prune(*, now: datetime | None = None) -> int:
+    """Delete login requests expired over an hour ago that minted no key; returns how many.
+
+    Run on every new request, so the table holds what the last hour asked for and the keys'
+    own logins, whatever anonymous callers send.
+    """
+    cutoff = (now or timezone.now()) - PRUNE_AFTER
+    deleted, _ = DeviceAuthorization.objects.filter(
+        expires_at__lt=cutoff, key__isnull=True
+    ).delete()
+    return deleted
 
 
 def device_authorization_start(
@@ -101,10 +116,11 @@ def device_authorization_start(
     except InvalidInput as error:
         raise DeviceGrantError("invalid_request", error.message) from None
     now = timezone.now()
+    device_authorizations_prune(now=now)
     device_code = secrets.token_urlsafe(32)
     authorization = DeviceAuthorization.objects.create(
         device_code_hash=tokens.hash_secret(device_code),
-        user_code=_new_user_code(now),
+        user_code=_new_user_code(),
         client_id=client_id,
         scopes=scopes,
         installation_id=installation_id,
@@ -273,11 +289,11 @@ def _issue_cli_key(authorization: DeviceAuthorization, *, ip: str | None, now: d
         return DeviceGrantError("access_denied", problem)
     actor = Actor.of_user(user, ip)
     previous = ApiKey.objects.filter(
-        device_login__user=user,
-        device_login__workspace=workspace,
-        device_login__installation_id=authorization.installation_id,
+        workspace=workspace,
+        user=user,
+        installation_id=authorization.installation_id,
         revoked_at__isnull=True,
-    )
+    ).select_related("workspace", "user")
     for key in previous:
         api_key_revoke(key=key, actor=actor)
     created = api_key_create(
@@ -287,6 +303,7 @@ def _issue_cli_key(authorization: DeviceAuthorization, *, ip: str | None, now: d
         scopes=authorization.approved_scopes,
         expires_at=None,
         tag=ApiKey.Tag.CLI,
+        installation_id=authorization.installation_id,
         actor=actor,
     )
     authorization.status = DeviceAuthorization.Status.USED

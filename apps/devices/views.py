@@ -1,6 +1,7 @@
 """The OAuth device endpoints the CLI calls, and the /device page where a person approves."""
 
 from allauth.mfa.utils import is_mfa_enabled
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -10,6 +11,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods, require_POST
 
 from apps.accounts.sudo import recent_authentication_required
+from apps.api.ratelimit import rate_limit_take
 from apps.api_keys.scopes import ACTIONS, GROUPS
 from apps.api_keys.services import CLI_LIFETIME, api_key_find_by_secret, api_key_revoke
 from apps.audit.services import Actor
@@ -48,14 +50,27 @@ def _oauth_error(error: DeviceGrantError) -> JsonResponse:
 @csrf_exempt
 @require_POST
 def device_code(request: HttpRequest) -> JsonResponse:
-    """POST /oauth/device/code (RFC 8628 §3.1-3.2)."""
+    """POST /oauth/device/code (RFC 8628 §3.1-3.2), limited per client address."""
+    ip = client_ip(request)
+    limit = rate_limit_take(f"device-code:{ip}", settings.DEVICE_CODES_PER_MINUTE)
+    if limit is not None and limit.refused:
+        response = _oauth_json(
+            {
+                "error": "slow_down",
+                "error_description": "Too many login requests from this address; "
+                f"try again in {limit.retry_after} seconds.",
+            },
+            status=429,
+        )
+        response["Retry-After"] = str(limit.retry_after)
+        return response
     try:
         started = device_authorization_start(
             client_id=request.POST.get("client_id", ""),
             scope=request.POST.get("scope", ""),
             installation_id=request.POST.get("installation_id", ""),
             device_name=request.POST.get("device_name", ""),
-            ip=client_ip(request),
+            ip=ip,
         )
     except DeviceGrantError as error:
         return _oauth_error(error)

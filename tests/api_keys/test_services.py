@@ -175,3 +175,28 @@ def test_find_by_secret_ignores_state():
     api_key_revoke(key=created.key, actor=OPERATOR)
     assert api_key_find_by_secret(created.secret).pk == created.key.pk
     assert api_key_find_by_secret("not-a-secret") is None
+
+
+def test_the_database_refuses_keys_the_services_never_make():
+    from django.db import IntegrityError, transaction
+
+    created = make_key()
+    for change in (
+        {"expires_at": created.key.created_at},
+        {"expires_at": created.key.created_at - timedelta(days=1)},
+        {"scopes": []},
+    ):
+        with pytest.raises(IntegrityError), transaction.atomic():
+            ApiKey.objects.filter(pk=created.key.pk).update(**change)
+
+
+def test_the_database_holds_one_live_cli_key_per_installation():
+    from django.db import IntegrityError, transaction
+
+    first = make_key(tag=ApiKey.Tag.CLI)
+    ApiKey.objects.filter(pk=first.key.pk).update(installation_id="laptop")
+    second = make_key(user=first.key.user, tag=ApiKey.Tag.CLI)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        ApiKey.objects.filter(pk=second.key.pk).update(installation_id="laptop")
+    ApiKey.objects.filter(pk=first.key.pk).update(revoked_at=first.key.created_at)
+    ApiKey.objects.filter(pk=second.key.pk).update(installation_id="laptop")  # now allowed

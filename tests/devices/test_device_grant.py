@@ -346,3 +346,34 @@ def test_oauth_revoke_with_the_old_secret_of_a_rolling_key_revokes_the_key(clien
     assert answer.status_code == 200
     for secret in (created.secret, rolled.secret):
         assert client.get("/api/v1/workspace", **auth(secret)).json()["error"] == "revoked-key"
+
+
+def test_device_codes_are_limited_per_address_and_expired_ones_deleted(client, settings):
+    settings.DEVICE_CODES_PER_MINUTE = 10
+    answers = [start(client) for _ in range(11)]
+    assert [a.status_code for a in answers[:10]] == [200] * 10
+    refused = answers[10]
+    assert refused.status_code == 429 and int(refused["Retry-After"]) >= 1
+    assert refused.json()["error"] == "slow_down"
+    assert DeviceAuthorization.objects.count() == 10
+    later = timezone.now() + timedelta(minutes=15 + 61)
+    with time_machine.travel(later):
+        assert start(client).status_code == 200
+    assert DeviceAuthorization.objects.count() == 1  # the ten expired ones are gone
+
+
+def test_the_database_holds_one_pending_login_per_user_code(client):
+    from django.db import IntegrityError, transaction
+
+    code = start(client).json()["user_code"].replace("-", "")
+    original = DeviceAuthorization.objects.get()
+    with pytest.raises(IntegrityError), transaction.atomic():
+        DeviceAuthorization.objects.create(
+            device_code_hash="x" * 64,
+            user_code=code,
+            client_id="gatehouse-cli",
+            installation_id="other",
+            device_name="other",
+            created_at=original.created_at,
+            expires_at=original.expires_at,
+        )
