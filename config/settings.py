@@ -248,6 +248,9 @@ API_RATE_LIMIT_PER_MINUTE = env_int("API_RATE_LIMIT_PER_MINUTE", 1_000)
 # Refused credentials (invalid, expired, revoked keys) per client address a minute; past it the
 # address gets 429 for a while, whatever key it sends.
 API_AUTH_FAILURES_PER_MINUTE = env_int("API_AUTH_FAILURES_PER_MINUTE", 100)
+# Web origins besides this server's own whose pages may call /mcp (a browser sends Origin; the
+# MCP transport specification says servers must refuse others). Comma-separated.
+MCP_ALLOWED_ORIGINS = env_list("MCP_ALLOWED_ORIGINS", [])
 # `gatehouse login` requests (POST /oauth/device/code) per client address a minute.
 DEVICE_CODES_PER_MINUTE = env_int("DEVICE_CODES_PER_MINUTE", 10)
 # A key's last use is written at most once in this many seconds, so the hot path stays read-only.

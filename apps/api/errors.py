@@ -11,6 +11,7 @@ STATUS_BY_REASON = {
     "insufficient-role": 403,
     "https-required": 403,
     "invalid-signature": 403,
+    "origin-not-allowed": 403,
     "invalid-input": 400,
     "payload-too-large": 413,
     "unsupported-media-type": 415,
@@ -31,6 +32,7 @@ DEFAULT_MESSAGES = {
     "the network unencrypted: treat it as exposed, roll or revoke it, and call the https:// "
     "address.",
     "invalid-signature": "The report's signature could not be verified.",
+    "origin-not-allowed": "Requests from this web page's origin are not allowed here.",
     "invalid-input": "The request is not valid.",
     "payload-too-large": "The request body is too large.",
     "unsupported-media-type": "Send the request body as JSON with Content-Type: application/json.",

@@ -380,3 +380,48 @@ def test_the_same_operation_gives_the_same_record_through_api_and_mcp(live_serve
     listed_api = httpx2.get(f"{live_server.url}/api/v1/products", headers=headers, timeout=10)
     listed_mcp = run(call(live_server, key.secret, "list_products", {}))
     assert listed_mcp.structured_content == listed_api.json()
+
+
+def mcp_post(live_server, secret: str, content: bytes, **headers: str) -> httpx2.Response:
+    return httpx2.post(
+        f"{live_server.url}/mcp",
+        content=content,
+        headers={
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            "Authorization": f"Bearer {secret}",
+            **headers,
+        },
+        timeout=10,
+    )
+
+
+def test_a_foreign_origin_is_refused_and_our_own_or_a_configured_one_served(live_server, settings):
+    secret = make_key().secret
+    tools_list = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}'
+    refused = mcp_post(live_server, secret, tools_list, Origin="http://evil.example")
+    assert refused.status_code == 403 and refused.json()["error"] == "origin-not-allowed"
+    assert "evil.example" in refused.json()["message"]
+    assert mcp_post(live_server, secret, tools_list, Origin=live_server.url).status_code == 200
+    assert mcp_post(live_server, secret, tools_list).status_code == 200  # no Origin: no browser
+    settings.MCP_ALLOWED_ORIGINS = ["https://inspector.example"]
+    allowed = mcp_post(live_server, secret, tools_list, Origin="https://inspector.example")
+    assert allowed.status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        (b"not json", "not valid JSON"),
+        (b'{"jsonrpc": "2.0"}', 'needs a "method"'),
+        (b"[1, 2]", "not a batch"),
+        (b'{"jsonrpc": "1.0", "id": 1, "method": "tools/list"}', '"jsonrpc" must be "2.0"'),
+        (b'{"jsonrpc": "2.0", "id": 1, "method": 5}', '"method" must be a string'),
+    ],
+)
+def test_malformed_json_rpc_is_answered_in_plain_words(live_server, content, says):
+    answer = mcp_post(live_server, make_key().secret, content)
+    assert answer.status_code == 400
+    error = answer.json()["error"]
+    assert says in error["message"]
+    assert "pydantic" not in answer.text and "JSONRPCRequest" not in answer.text
