@@ -79,4 +79,18 @@ class api_front_door:  # noqa: N801 - named like a function middleware, which it
             # Answers depend on the caller's key: no shared cache may keep them.
             response["Cache-Control"] = "no-store"
         response["X-Content-Type-Options"] = "nosniff"
+        _security_headers(request, response)
         return response
+
+
+def _security_headers(request: HttpRequest, response: HttpResponse) -> None:
+    """What SecurityMiddleware adds to the dashboard's answers, which this path skips."""
+    if settings.SECURE_REFERRER_POLICY:
+        response.setdefault("Referrer-Policy", settings.SECURE_REFERRER_POLICY)
+    if settings.SECURE_HSTS_SECONDS and request.is_secure():
+        value = f"max-age={settings.SECURE_HSTS_SECONDS}"
+        if settings.SECURE_HSTS_INCLUDE_SUBDOMAINS:
+            value += "; includeSubDomains"
+        if settings.SECURE_HSTS_PRELOAD:
+            value += "; preload"
+        response.setdefault("Strict-Transport-Security", value)

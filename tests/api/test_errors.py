@@ -236,3 +236,29 @@ def test_plain_http_is_refused_with_json_not_redirected_in_production(client, se
     assert mcp.status_code == 403 and error_of(mcp) == "https-required"
     assert client.get(URL, secure=True, **auth(created.secret)).status_code == 200
     assert client.get("/sign-in/").status_code == 301  # the dashboard still redirects
+
+
+def test_api_and_mcp_answers_carry_hsts_and_referrer_policy_in_production(client, settings):
+    settings.SECURE_SSL_REDIRECT = True
+    settings.SECURE_HSTS_SECONDS = 31_536_000
+    settings.SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    settings.SECURE_HSTS_PRELOAD = True
+    created = make_key()
+    tools_list = '{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}'
+    answers = [
+        client.get(URL, secure=True, **auth(created.secret)),
+        client.get(URL, secure=True),  # a 401 too
+        client.post(
+            "/mcp",
+            tools_list,
+            content_type="application/json",
+            secure=True,
+            HTTP_ACCEPT="application/json, text/event-stream",
+            **auth(created.secret),
+        ),
+    ]
+    for answer in answers:
+        assert answer["Strict-Transport-Security"] == (
+            "max-age=31536000; includeSubDomains; preload"
+        )
+        assert answer["Referrer-Policy"] == "same-origin"
