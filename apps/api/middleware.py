@@ -7,17 +7,26 @@ in MIDDLEWARE, resolves the URL itself and calls the view: a request on this pat
 and it pays only for what it uses.
 """
 
+import json
 import logging
 from collections.abc import Callable
 
 from django.conf import settings
 from django.core.exceptions import DisallowedHost
+from django.dispatch import Signal
 from django.http import HttpRequest, HttpResponse
 from django.urls import Resolver404, get_resolver
+
+from apps.common.http import client_ip
 
 from .errors import api_error
 
 logger = logging.getLogger("apps.api")
+
+# A refused API or MCP request, with its `reason` and the `key_id` it presented (or None): the
+# key apps subscribe to count refusals per key without this plumbing naming them.
+api_request_refused = Signal()
+REFUSAL_STATUSES = frozenset({401, 403, 429})
 
 API_PREFIX = "/api/"
 MCP_PATH = "/mcp"
@@ -80,7 +89,36 @@ class api_front_door:  # noqa: N801 - named like a function middleware, which it
             response["Cache-Control"] = "no-store"
         response["X-Content-Type-Options"] = "nosniff"
         _security_headers(request, response)
+        if response.status_code in REFUSAL_STATUSES:
+            _log_refusal(request, response)
         return response
+
+
+def _log_refusal(request: HttpRequest, response: HttpResponse) -> None:
+    """One structured line per refused credential or authorization, never the secret itself:
+    the reason, the key's id and hint when one was presented, the client address and the path.
+    Django's own "Unauthorized: /path" line, which says none of that, is left out."""
+    try:
+        reason = json.loads(response.content).get("error", "")
+    except (ValueError, AttributeError):
+        reason = ""
+    key_id = getattr(request, "presented_key_id", None)
+    fields = {
+        "reason": reason or str(response.status_code),
+        "status": response.status_code,
+        "key_id": key_id,
+        "key_hint": getattr(request, "presented_key_hint", None),
+        "ip": client_ip(request),
+        "method": request.method,
+        "path": request.path,
+    }
+    logger.warning(
+        "API request refused: %s",
+        " ".join(f"{name}={value}" for name, value in fields.items() if value is not None),
+        extra={"refusal": fields},
+    )
+    response._has_been_logged = True  # type: ignore[attr-defined] - read by django.utils.log
+    api_request_refused.send(sender=None, reason=fields["reason"], key_id=key_id)
 
 
 def _security_headers(request: HttpRequest, response: HttpResponse) -> None:

@@ -13,6 +13,7 @@ from apps.api.ratelimit import RateLimitState, rate_limit_take
 from apps.common.http import client_ip
 from apps.workspaces.models import Membership
 
+from . import tokens
 from .models import ApiKey
 from .scopes import ALL_SCOPES, WRITE_SCOPES
 from .services import (
@@ -104,8 +105,15 @@ def api_key_from_request(request: HttpRequest) -> ApiKey:
     try:
         key = api_key_authenticate(credential, now=now)
     except KeyRejected as rejected:
+        # For the refusal's log line: the hint identifies a key of ours without revealing it.
+        request.presented_key_id = rejected.key_id  # type: ignore[attr-defined]
+        request.presented_key_hint = (  # type: ignore[attr-defined]
+            tokens.hint_for(credential) if tokens.kind_of(credential) else None
+        )
         _count_failed_authentication(request)
         raise ApiFailure(rejected.reason) from None
+    request.presented_key_id = key.pk  # type: ignore[attr-defined]
+    request.presented_key_hint = key.hint  # type: ignore[attr-defined]
     state = rate_limit_take(f"key:{key.pk}", settings.API_RATE_LIMIT_PER_MINUTE)
     request.rate_limit = state  # type: ignore[attr-defined]
     if state is not None and state.refused:

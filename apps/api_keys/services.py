@@ -32,11 +32,13 @@ EXPIRY_DAY_CHOICES = (7, 30, 60, 90, 180, 365)
 
 
 class KeyRejected(Exception):
-    """A presented secret does not authenticate; `reason` is the API's error code."""
+    """A presented secret does not authenticate; `reason` is the API's error code, `key_id`
+    the key it belongs to when it names one (an expired or revoked key)."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, key_id: int | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.key_id = key_id
 
 
 @dataclass(frozen=True)
@@ -195,14 +197,14 @@ def api_key_authenticate(raw: str, *, now: datetime | None = None) -> ApiKey:
         if key is None:
             raise KeyRejected("invalid-key")
         if not key.rolling_at(now or timezone.now()):
-            raise KeyRejected("expired-key")
+            raise KeyRejected("expired-key", key.pk)
     # The same rules as ApiKey.state_at, spelled out: this runs on every request.
     if key.revoked_at is not None:
-        raise KeyRejected("revoked-key")
+        raise KeyRejected("revoked-key", key.pk)
     if key.expires_at is not None and (now or timezone.now()) >= key.expires_at:
-        raise KeyRejected("expired-key")
+        raise KeyRejected("expired-key", key.pk)
     if not key.user.is_active:
-        raise KeyRejected("invalid-key")
+        raise KeyRejected("invalid-key", key.pk)
     return key
 
 

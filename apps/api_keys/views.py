@@ -25,6 +25,7 @@ from apps.workspaces.decorators import workspace_member_required, workspace_staf
 
 from .forms import ApiKeyCreateForm
 from .models import ApiKey
+from .refusals import api_key_refusals_last_day
 from .selectors import EXPIRING_WITHIN, KINDS, STATES, KeyFilters, holders
 from .services import (
     EXPIRY_DAY_CHOICES,
@@ -335,6 +336,7 @@ def key_detail_page(request: HttpRequest, pages: KeyPages, key_id: int) -> HttpR
         "details_error": details_error,
         "narrow_error": narrow_error,
         "unused_scopes": key.unused_scopes,
+        "refusals": api_key_refusals_last_day(key.pk),
         "used_scopes": [s for s in key.scopes if s not in key.unused_scopes],
     }
     status = 400 if details_error or narrow_error else 200

@@ -262,3 +262,45 @@ def test_api_and_mcp_answers_carry_hsts_and_referrer_policy_in_production(client
             "max-age=31536000; includeSubDomains; preload"
         )
         assert answer["Referrer-Policy"] == "same-origin"
+
+
+def test_refusals_are_logged_with_reason_hint_address_and_path_never_the_secret(client, caplog):
+    created = make_key(scopes=["pages:read"])
+    revoked = make_key(user=created.key.user)
+    api_key_revoke(key=revoked.key, actor=Actor.of_operator("test"))
+    caplog.set_level("WARNING")
+    client.get(URL, **auth(revoked.secret))
+    client.get("/api/v1/products", **auth(created.secret))
+    client.get(URL, **auth("gwk_nonsense"))
+    client.get(URL)
+    lines = [r.getMessage() for r in caplog.records]
+    refusals = [line for line in lines if line.startswith("API request refused")]
+    assert len(refusals) == 4
+    assert (
+        f"reason=revoked-key status=401 key_id={revoked.key.pk} key_hint={revoked.key.hint}"
+        in (refusals[0])
+    )
+    assert "ip=127.0.0.1 method=GET path=/api/v1/workspace" in refusals[0]
+    assert f"reason=insufficient-scope status=403 key_id={created.key.pk}" in refusals[1]
+    assert "reason=invalid-key" in refusals[2] and "reason=missing-key" in refusals[3]
+    assert not any(
+        line.startswith("Unauthorized:") or line.startswith("Forbidden:") for line in lines
+    )
+    text = "\n".join(lines)
+    assert revoked.secret not in text and created.secret not in text
+
+
+def test_refusals_are_counted_per_key_and_shown_on_its_page(client):
+    from tests.factories import owner_of
+
+    owner = owner_of()
+    created = make_key(user=owner, scopes=["pages:read"])
+    for _ in range(3):
+        client.get("/api/v1/products", **auth(created.secret))
+    api_key_revoke(key=created.key, actor=Actor.of_operator("test"))
+    client.get(URL, **auth(created.secret))
+    client.force_login(owner)
+    page = client.get(f"/integrations/api/keys/{created.key.pk}/").content.decode()
+    refusals = page.split('data-testid="refusals">', 1)[1].split("</dd>", 1)[0]
+    assert '3 × <span class="mono">insufficient-scope</span>' in refusals
+    assert '1 × <span class="mono">revoked-key</span>' in refusals
