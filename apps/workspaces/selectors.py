@@ -8,10 +8,22 @@ from django.http import HttpRequest
 
 from apps.accounts.models import User
 
-from .models import Membership
+from .models import Membership, Workspace
 
 STAFF_ROLES = (Membership.Role.OWNER, Membership.Role.ADMIN)
 CHOSEN_WORKSPACE_SESSION_KEY = "workspace_id"
+
+
+def workspace_for_operator(raw: str) -> "Workspace":
+    """The workspace an operator named by id; ValueError saying what is wrong otherwise."""
+    try:
+        workspace_id = uuid.UUID(raw)
+    except ValueError:
+        raise ValueError(f"--workspace {raw!r} is not a workspace id.") from None
+    workspace = Workspace.objects.filter(pk=workspace_id).first()
+    if workspace is None:
+        raise ValueError(f"No workspace has the id {raw}.")
+    return workspace
 
 
 def user_memberships(user: User):

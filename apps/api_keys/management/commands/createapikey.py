@@ -1,4 +1,3 @@
-import uuid
 from datetime import UTC, datetime
 
 from django.core.management.base import BaseCommand, CommandError
@@ -9,6 +8,7 @@ from apps.api_keys.services import DEFAULT_LIFETIME, api_key_create, expiry_in_d
 from apps.audit.services import Actor
 from apps.common.validation import InvalidInput
 from apps.workspaces.models import Membership, Workspace
+from apps.workspaces.selectors import workspace_for_operator
 
 
 def parse_expires_at(value: str) -> datetime:
@@ -98,13 +98,9 @@ class Command(BaseCommand):
 
     def _workspace(self, raw: str) -> Workspace:
         try:
-            workspace_id = uuid.UUID(raw)
-        except ValueError:
-            raise CommandError(f"--workspace {raw!r} is not a workspace id.") from None
-        workspace = Workspace.objects.filter(pk=workspace_id).first()
-        if workspace is None:
-            raise CommandError(f"No workspace has the id {raw}.")
-        return workspace
+            return workspace_for_operator(raw)
+        except ValueError as error:
+            raise CommandError(str(error)) from None
 
     @staticmethod
     def _clean(cleaner, value: str, field: str) -> str:
