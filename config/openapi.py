@@ -11,7 +11,7 @@ from typing import Any
 
 from apps.api.errors import STATUS_BY_REASON
 from apps.api.operations import Operation
-from apps.api_keys.scopes import ALL_SCOPES
+from apps.api.scopes import ALL_SCOPES
 from apps.devices.services import CLIENT_ID as DEVICE_CLIENT_ID
 
 from .operations import OPERATIONS

@@ -181,7 +181,7 @@ LOGIN_REDIRECT_URL = "/"
 # no answer that tells whether an address has an account, throttled sign-in, two factors.
 ACCOUNT_ADAPTER = "apps.accounts.adapter.AccountAdapter"
 ACCOUNT_FORMS = {
-    "signup": "apps.accounts.forms.SignUpForm",
+    "signup": "apps.workspaces.signup.SignUpForm",
     "login": "apps.accounts.forms.SignInForm",
 }
 ACCOUNT_USER_MODEL_USERNAME_FIELD = None

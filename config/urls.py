@@ -4,7 +4,6 @@ from django.contrib import admin
 from django.urls import include, path
 
 import apps.common.urls  # noqa: F401 - registers the <id:...> converter the apps' routes use
-from apps.accounts import views as account_views
 from apps.api import views as api_views
 from apps.workspaces import views as workspace_views
 
@@ -18,7 +17,7 @@ urlpatterns = [
     path("api/", include("config.api")),
     path("mcp", mcp_endpoint, name="mcp"),
     path("", include("apps.devices.urls")),
-    path("", account_views.home, name="home"),
+    path("", workspace_views.home, name="home"),
     path("account/", include("allauth.urls")),
     # Sign-in, sign-up and sign-out at the dashboard's own addresses. Listed after allauth's
     # routes so that reversing their names gives these.

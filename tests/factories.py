@@ -7,8 +7,8 @@ from allauth.account.models import EmailAddress
 from django.utils import timezone
 
 from apps.accounts.models import User
+from apps.api.scopes import ALL_SCOPES
 from apps.api_keys.models import ApiKey
-from apps.api_keys.scopes import ALL_SCOPES
 from apps.api_keys.services import CreatedApiKey, api_key_create
 from apps.workspaces.models import Membership, Workspace
 

@@ -10,12 +10,12 @@ from django.utils import timezone
 from apps.api.errors import ApiFailure, insufficient_scope
 from apps.api.operations import Needs
 from apps.api.ratelimit import RateLimitState, rate_limit_take
+from apps.api.scopes import ALL_SCOPES, WRITE_SCOPES
 from apps.common.http import client_ip
 from apps.workspaces.models import Membership
 
 from . import tokens
 from .models import ApiKey
-from .scopes import ALL_SCOPES, WRITE_SCOPES
 from .services import (
     KeyRejected,
     api_key_authenticate,

@@ -4,9 +4,9 @@ from zoneinfo import ZoneInfo
 from django import forms
 from django.utils import timezone
 
+from apps.api.scopes import ALL_SCOPES, GROUPS, MEMBER_SCOPES
 from apps.common.validation import InvalidInput, clean_text
 
-from .scopes import ALL_SCOPES, GROUPS, MEMBER_SCOPES
 from .services import (
     DESCRIPTION_MAX_LENGTH,
     EXPIRY_DAY_CHOICES,

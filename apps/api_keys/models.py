@@ -148,7 +148,7 @@ class ApiKey(models.Model):
     @property
     def permission_summary(self) -> str:
         """The scopes as people read them (see `scopes.summarize_scopes`)."""
-        from .scopes import summarize_scopes
+        from apps.api.scopes import summarize_scopes
 
         return summarize_scopes(self.scopes)
 

@@ -15,6 +15,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from apps.accounts.models import User
+from apps.api.scopes import ALL_SCOPES, MEMBER_SCOPES
 from apps.audit.models import Action
 from apps.audit.services import Actor, audit_record
 from apps.common.validation import InvalidInput, clean_long_text, clean_text
@@ -23,7 +24,6 @@ from apps.workspaces.models import Workspace
 from . import tokens
 from .lookup import api_key_with_holder
 from .models import ApiKey, ApiKeyState, ExpiryNotice
-from .scopes import ALL_SCOPES, MEMBER_SCOPES
 
 DEFAULT_LIFETIME = timedelta(days=365)
 MAX_LIFETIME = timedelta(days=365)

@@ -18,7 +18,7 @@ from django.views.decorators.http import require_http_methods
 
 from apps.accounts.sudo import recent_authentication_required
 from apps.audit.models import AuditEvent
-from apps.common.http import request_actor
+from apps.audit.services import request_actor
 from apps.common.spreadsheet import csv_lines
 from apps.common.validation import InvalidInput, parse_id
 from apps.workspaces.decorators import workspace_member_required, workspace_staff_required

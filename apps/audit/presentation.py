@@ -3,7 +3,7 @@ people read them ("On", "90 days", "Products: read"), for the page and the CSV a
 
 from typing import Any
 
-from apps.api_keys.scopes import ALL_SCOPES, summarize_scopes
+from apps.api.scopes import ALL_SCOPES, summarize_scopes
 from apps.workspaces.choices import TRANSCRIPTION_LANGUAGES, VideoQuality
 
 from .models import AuditEvent

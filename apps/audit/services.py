@@ -6,9 +6,13 @@ from typing import TYPE_CHECKING, Any
 
 from django.db import transaction
 
+from apps.common.http import client_ip
+
 from .models import Action, AuditEvent
 
 if TYPE_CHECKING:
+    from django.http import HttpRequest
+
     from apps.accounts.models import User
     from apps.api_keys.models import ApiKey
     from apps.workspaces.models import Workspace
@@ -42,6 +46,14 @@ class Actor:
         if self.user is not None:
             return self.user.email
         return f"operator ({self.operator})" if self.operator else "operator"
+
+
+def request_actor(request: "HttpRequest") -> Actor:
+    """The audit actor of a request: its API key when it came through the API, else its user."""
+    key = getattr(request, "api_key", None)
+    if key is not None:
+        return Actor.of_key(key, client_ip(request))
+    return Actor.of_user(request.user, client_ip(request))  # type: ignore[arg-type]
 
 
 def audit_record(

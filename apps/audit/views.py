@@ -10,7 +10,7 @@ from django.shortcuts import render
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
-from apps.api_keys.scopes import summarize_scopes
+from apps.api.scopes import summarize_scopes
 from apps.common.spreadsheet import csv_lines
 from apps.workspaces.decorators import workspace_staff_required
 

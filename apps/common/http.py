@@ -3,8 +3,6 @@ import ipaddress
 from django.conf import settings
 from django.http import HttpRequest
 
-from apps.audit.services import Actor
-
 
 def ip_address_or_none(value: str) -> str | None:
     """`value` as a normalised IP address, or None when it is not one.
@@ -35,11 +33,3 @@ def client_ip(request: HttpRequest) -> str | None:
         if len(forwarded) >= proxies:
             return ip_address_or_none(forwarded[-proxies]) or peer
     return peer
-
-
-def request_actor(request: HttpRequest) -> Actor:
-    """The audit actor of a request: its API key when it came through the API, else its user."""
-    key = getattr(request, "api_key", None)
-    if key is not None:
-        return Actor.of_key(key, client_ip(request))
-    return Actor.of_user(request.user, client_ip(request))

@@ -8,7 +8,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from apps.accounts.models import User
-from apps.common.http import request_actor
+from apps.audit.services import request_actor
 from apps.common.validation import InvalidInput
 from apps.invitations.services import invitation_create, pending_invitations
 from apps.workspaces.decorators import workspace_staff_required

@@ -2,8 +2,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from apps.api.scopes import ALL_SCOPES
 from apps.api_keys.models import ApiKey
-from apps.api_keys.scopes import ALL_SCOPES
 from apps.workspaces.models import Workspace
 
 

@@ -17,9 +17,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.accounts.models import User
+from apps.api.scopes import ALL_SCOPES
 from apps.api_keys import tokens
 from apps.api_keys.models import ApiKey
-from apps.api_keys.scopes import ALL_SCOPES
 from apps.api_keys.services import (
     CLI_LIFETIME,
     CreatedApiKey,

@@ -11,7 +11,8 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_http_methods
 
 from apps.accounts.sudo import recent_authentication_required
-from apps.common.http import client_ip, request_actor
+from apps.audit.services import request_actor
+from apps.common.http import client_ip
 from apps.common.validation import InvalidInput
 from apps.workspaces.decorators import workspace_staff_required
 from apps.workspaces.models import Membership

@@ -4,8 +4,8 @@ from typing import Any
 
 from apps.api.operations import Call, Needs, Operation, object_schema
 from apps.api.schemas import single_line_text
+from apps.api.scopes import ALL_SCOPES
 from apps.api_keys.models import ApiKey
-from apps.api_keys.scopes import ALL_SCOPES
 
 from .choices import TRANSCRIPTION_LANGUAGES
 from .models import Membership, Workspace

@@ -9,7 +9,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from apps.accounts.sudo import recent_authentication_required
-from apps.common.http import request_actor
+from apps.audit.services import request_actor
 from apps.common.validation import InvalidInput
 from apps.invitations.services import invitation_create, pending_invitations
 

@@ -4,12 +4,13 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
-from apps.common.http import request_actor
+from apps.audit.services import request_actor
 
 from .choices import PLAN_MAX_VIDEO_QUALITY
 from .decorators import workspace_staff_required
 from .forms import WorkspaceSettingsForm
-from .selectors import choose_workspace
+from .models import Membership
+from .selectors import choose_workspace, current_membership
 from .services import workspace_update
 
 
@@ -51,3 +52,16 @@ def workspace_switch(request: HttpRequest) -> HttpResponse:
     else:
         messages.success(request, f"Switched to {membership.workspace.name}.")
     return redirect("home")
+
+
+@require_http_methods(["GET"])
+def home(request: HttpRequest) -> HttpResponse:
+    """Where `/` leads: the chosen workspace's dashboard, or the member portal, or sign-in."""
+    if not request.user.is_authenticated:
+        return redirect("account_login")
+    membership = current_membership(request)
+    if membership is None:
+        return render(request, "accounts/no_workspace.html", status=403)
+    if membership.role == Membership.Role.MEMBER:
+        return redirect("portal:home")
+    return redirect("api_keys:list")

@@ -5,8 +5,8 @@ import re
 
 import pytest
 
+from apps.api.scopes import ALL_SCOPES, MEMBER_SCOPES
 from apps.api_keys.models import ApiKey
-from apps.api_keys.scopes import ALL_SCOPES, MEMBER_SCOPES
 from apps.common.validation import InvalidInput
 from tests.conftest import auth
 from tests.factories import make_community, make_key, member_of, owner_of

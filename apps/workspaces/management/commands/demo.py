@@ -3,8 +3,8 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from apps.accounts.models import User
+from apps.api.scopes import ALL_SCOPES
 from apps.api_keys.models import ApiKey
-from apps.api_keys.scopes import ALL_SCOPES
 from apps.api_keys.services import (
     DEFAULT_LIFETIME,
     api_key_create,
