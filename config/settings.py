@@ -80,6 +80,7 @@ INSTALLED_APPS = [
     "apps.pages",
     "apps.portal",
     "apps.audit",
+    "apps.audit_pages",
     "apps.devices",
     "apps.invitations",
     "apps.api",

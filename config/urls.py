@@ -29,7 +29,7 @@ urlpatterns = [
     path("integrations/api/", include("apps.api_keys.urls")),
     path("communities/", include("apps.communities.urls")),
     path("settings/", include("apps.workspaces.urls")),
-    path("audit/", include("apps.audit.urls")),
+    path("audit/", include("apps.audit_pages.urls")),
     path("portal/", include("apps.portal.urls")),
     path("healthz", api_views.health, name="health"),
     path("admin/", admin.site.urls),

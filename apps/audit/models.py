@@ -2,8 +2,6 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from apps.workspaces.models import Workspace
-
 
 class Action(models.TextChoices):
     KEY_CREATED = "key.created", "Key created"
@@ -30,7 +28,9 @@ class AuditEvent(models.Model):
     """One thing that happened in a workspace, with who did it. Append-only: written by
     `audit_record` in the transaction of the change, never updated or deleted."""
 
-    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="audit_events")
+    workspace = models.ForeignKey(
+        "workspaces.Workspace", on_delete=models.CASCADE, related_name="audit_events"
+    )
     action = models.CharField(max_length=32, choices=Action.choices)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
     # Exactly one kind of actor: a user in the dashboard, a key through the API, or an operator.

@@ -5,10 +5,9 @@ from zoneinfo import ZoneInfo
 
 from django.db.models import QuerySet
 
+from apps.audit.models import Action, AuditEvent
 from apps.common.validation import parse_id
 from apps.workspaces.models import Workspace
-
-from .models import Action, AuditEvent
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,8 @@ people read them ("On", "90 days", "Products: read"), for the page and the CSV a
 from typing import Any
 
 from apps.api.scopes import ALL_SCOPES, summarize_scopes
+from apps.audit.models import AuditEvent
 from apps.workspaces.choices import TRANSCRIPTION_LANGUAGES, VideoQuality
-
-from .models import AuditEvent
 
 FIELD_LABELS = {
     "name": "Workspace name",

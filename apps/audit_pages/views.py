@@ -11,10 +11,10 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
 from apps.api.scopes import summarize_scopes
+from apps.audit.models import Action
 from apps.common.spreadsheet import csv_lines
 from apps.workspaces.decorators import workspace_staff_required
 
-from .models import Action
 from .presentation import event_change, event_details, event_subject, human_value
 from .selectors import AuditFilters, audit_events, audit_filter_choices
 
