@@ -83,6 +83,7 @@ INSTALLED_APPS = [
     "apps.audit_pages",
     "apps.devices",
     "apps.invitations",
+    "apps.team",
     "apps.api",
     "config",  # the top-level assembly: its `openapi` command
 ]

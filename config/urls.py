@@ -28,6 +28,7 @@ urlpatterns = [
     path("workspace/switch/", workspace_views.workspace_switch, name="switch_workspace"),
     path("integrations/api/", include("apps.api_keys.urls")),
     path("communities/", include("apps.communities.urls")),
+    path("settings/team/", include("apps.team.urls")),
     path("settings/", include("apps.workspaces.urls")),
     path("audit/", include("apps.audit_pages.urls")),
     path("portal/", include("apps.portal.urls")),

@@ -92,7 +92,7 @@ def _workspace_invitation(request: HttpRequest, invitation_id: int) -> Invitatio
 def _back(request: HttpRequest, invitation: Invitation) -> HttpResponse:
     if invitation.community_id:
         return redirect("communities:detail", community_id=invitation.community_id)
-    return redirect("workspaces:team")
+    return redirect("team:list")
 
 
 @require_http_methods(["POST"])

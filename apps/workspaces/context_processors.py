@@ -29,7 +29,7 @@ def navigation(request: HttpRequest) -> dict:
                 {"label": "Settings", "url": reverse("workspaces:settings"), "exact": True}
             )
         items += [
-            {"label": "Team", "url": reverse("workspaces:team")},
+            {"label": "Team", "url": reverse("team:list")},
             {"label": "Audit", "url": reverse("audit:log")},
         ]
     for item in items:

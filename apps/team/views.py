@@ -12,11 +12,10 @@ from apps.accounts.sudo import recent_authentication_required
 from apps.audit.services import request_actor
 from apps.common.validation import InvalidInput
 from apps.invitations.services import invitation_create, pending_invitations
-
-from .decorators import workspace_staff_required
-from .models import Membership
-from .selectors import STAFF_ROLES
-from .services import team_change_role, team_remove
+from apps.workspaces.decorators import workspace_staff_required
+from apps.workspaces.models import Membership
+from apps.workspaces.selectors import STAFF_ROLES
+from apps.workspaces.services import team_change_role, team_remove
 
 ROLE_CHOICES = [(role.value, role.label) for role in STAFF_ROLES]
 
@@ -55,7 +54,7 @@ def team(request: HttpRequest) -> HttpResponse:
                     f"Invited {invitation.email} as {invitation.get_role_display().lower()}: "
                     "they join once they accept the e-mailed invitation.",
                 )
-                return redirect("workspaces:team")
+                return redirect("team:list")
     teammates = (
         Membership.objects.filter(workspace=request.workspace, role__in=STAFF_ROLES)
         .select_related("user")
@@ -63,7 +62,7 @@ def team(request: HttpRequest) -> HttpResponse:
     )
     return render(
         request,
-        "workspaces/team.html",
+        "team/team.html",
         {
             "form": form,
             "teammates": teammates,
@@ -97,7 +96,7 @@ def team_member_update(request: HttpRequest, membership_id: int) -> HttpResponse
             messages.success(request, f"{updated.user.email} is now {updated.role}.")
     except InvalidInput as error:
         messages.error(request, error.message)
-    return redirect("workspaces:team")
+    return redirect("team:list")
 
 
 @require_http_methods(["GET", "POST"])
@@ -119,7 +118,7 @@ def team_member_remove(request: HttpRequest, membership_id: int) -> HttpResponse
                 "title": f"Remove {membership.user.email} from the team?",
                 "message": "Their keys in this workspace are revoked at once.",
                 "action_label": "Remove teammate",
-                "cancel_url": reverse("workspaces:team"),
+                "cancel_url": reverse("team:list"),
             },
         )
     try:
@@ -128,4 +127,4 @@ def team_member_remove(request: HttpRequest, membership_id: int) -> HttpResponse
         messages.error(request, error.message)
     else:
         messages.success(request, f"Removed {membership.user.email}; their keys are revoked.")
-    return redirect("workspaces:team")
+    return redirect("team:list")
