@@ -8,8 +8,11 @@ class ApiKeysConfig(AppConfig):
 
     def ready(self) -> None:
         from apps.api.middleware import api_request_refused
+        from apps.workspaces.signals import holder_removed
 
         from . import checks  # noqa: F401 - registers the system checks
         from .refusals import api_key_count_refusal
+        from .services import api_keys_revoke_for_removed
 
         api_request_refused.connect(api_key_count_refusal, dispatch_uid="api_keys.refusals")
+        holder_removed.connect(api_keys_revoke_for_removed, dispatch_uid="api_keys.removed")

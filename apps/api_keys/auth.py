@@ -16,7 +16,7 @@ from apps.workspaces.models import Membership
 
 from . import tokens
 from .models import ApiKey
-from .services import (
+from .verification import (
     KeyRejected,
     api_key_authenticate,
     api_key_record_scope_use,

@@ -7,12 +7,7 @@ from django.utils import timezone
 from apps.api.scopes import ALL_SCOPES, GROUPS, MEMBER_SCOPES
 from apps.common.validation import InvalidInput, clean_text
 
-from .services import (
-    DESCRIPTION_MAX_LENGTH,
-    EXPIRY_DAY_CHOICES,
-    MAX_LIFETIME,
-    clean_description,
-)
+from .policy import DESCRIPTION_MAX_LENGTH, EXPIRY_DAY_CHOICES, MAX_LIFETIME, clean_description
 
 # What each resource's permission allows, in the words of the create form.
 GROUP_DESCRIPTIONS = {

@@ -25,7 +25,8 @@ from apps.audit.models import Action
 from apps.audit.services import Actor, audit_record
 
 from .models import ApiKey, SecretScanningKeySet
-from .services import api_key_find_by_secret, api_key_revoke
+from .services import api_key_revoke
+from .verification import api_key_find_by_secret
 
 logger = logging.getLogger("apps.api_keys")
 REPORTER = Actor.of_operator("GitHub secret scanning")

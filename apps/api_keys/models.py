@@ -7,6 +7,8 @@ from django.utils import timezone
 
 from apps.workspaces.models import Workspace
 
+from .policy import key_policy_problem
+
 # A scope not exercised for this long counts as unused (least privilege).
 UNUSED_AFTER = timedelta(days=30)
 
@@ -137,8 +139,6 @@ class ApiKey(models.Model):
     @property
     def outside_policy(self) -> str | None:
         """Why this active key is outside its workspace's current key policy, or None."""
-        from .services import key_policy_problem
-
         if self.state != ApiKeyState.ACTIVE:
             return None
         return key_policy_problem(

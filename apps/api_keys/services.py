@@ -1,44 +1,29 @@
-"""Creating, verifying and revoking API keys: the functions views, commands and tests share."""
+"""A key's life: create, roll, rename and describe, narrow, revoke. Every change is audited in
+its own transaction; views, commands, the device flow and tests all call these."""
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
-from zoneinfo import ZoneInfo
 
-from django.conf import settings
 from django.core.exceptions import PermissionDenied
-from django.core.mail import send_mail
-from django.db import IntegrityError, transaction
-from django.db.models import Q
-from django.urls import reverse
+from django.db import transaction
 from django.utils import timezone
 
 from apps.accounts.models import User
-from apps.api.scopes import ALL_SCOPES, MEMBER_SCOPES
 from apps.audit.models import Action
 from apps.audit.services import Actor, audit_record
-from apps.common.validation import InvalidInput, clean_long_text, clean_text
+from apps.common.validation import InvalidInput, clean_text
 from apps.workspaces.models import Workspace
 
 from . import tokens
-from .lookup import api_key_with_holder
-from .models import ApiKey, ApiKeyState, ExpiryNotice
-
-DEFAULT_LIFETIME = timedelta(days=365)
-MAX_LIFETIME = timedelta(days=365)
-CLI_LIFETIME = timedelta(days=90)
-EXPIRY_DAY_CHOICES = (7, 30, 60, 90, 180, 365)
-
-
-class KeyRejected(Exception):
-    """A presented secret does not authenticate; `reason` is the API's error code, `key_id`
-    the key it belongs to when it names one (an expired or revoked key)."""
-
-    def __init__(self, reason: str, key_id: int | None = None) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.key_id = key_id
+from .models import ApiKey, ApiKeyState
+from .policy import (
+    CLI_LIFETIME,
+    clean_description,
+    clean_expires_at,
+    clean_scopes,
+    key_policy_problem,
+)
 
 
 @dataclass(frozen=True)
@@ -47,74 +32,6 @@ class CreatedApiKey:
 
     key: ApiKey
     secret: str
-
-
-def clean_scopes(value: Any, *, kind: str = ApiKey.Kind.WORKSPACE, field: str = "scopes") -> list:
-    """A non-empty set of known scopes, sorted; member keys may hold community scopes only."""
-    if not isinstance(value, (list, tuple, set, frozenset)) or not all(
-        isinstance(s, str) for s in value
-    ):
-        raise InvalidInput(field, "Scopes must be a list of scope names.")
-    allowed = MEMBER_SCOPES if kind == ApiKey.Kind.MEMBER else ALL_SCOPES
-    unknown = sorted(set(value) - set(allowed))
-    if unknown:
-        raise InvalidInput(
-            field,
-            f"Unknown or not allowed scope {unknown[0]!r}; choose from {', '.join(allowed)}.",
-        )
-    if not value:
-        raise InvalidInput(field, "Choose at least one permission.")
-    return sorted(set(value))
-
-
-def key_policy_problem(
-    workspace: Workspace, expires_at: datetime | None, *, now: datetime, created_at=None
-) -> str | None:
-    """Why a key with this expiry is outside the workspace's key policy, or None.
-
-    `created_at` (default `now`) is when the key's lifetime starts; a day of slack lets a
-    custom date mean the end of that day.
-    """
-    start = created_at or now
-    longest = workspace.key_max_lifetime_days
-    if expires_at is None:
-        if not workspace.key_allow_no_expiry:
-            return (
-                "This workspace's key policy requires an expiry: "
-                f"choose one of at most {longest} days."
-            )
-        return None
-    if expires_at > start + timedelta(days=longest + 1):
-        return f"This workspace's key policy allows keys of at most {longest} days."
-    return None
-
-
-def clean_expires_at(value: datetime | None, *, now: datetime, field: str = "expires_at"):
-    """An expiry in the future and no more than 365 days ahead, or None for no expiry."""
-    if value is None:
-        return None
-    if timezone.is_naive(value):
-        raise InvalidInput(field, "The expiry must carry a time zone.")
-    if value <= now:
-        raise InvalidInput(field, "The expiry must be in the future.")
-    # One day of slack lets a "date 365 days from today" mean the end of that day.
-    if value > now + MAX_LIFETIME + timedelta(days=1):
-        raise InvalidInput(field, "The expiry can be at most 365 days ahead.")
-    return value
-
-
-def expiry_in_days(days: int, *, now: datetime | None = None) -> datetime:
-    return (now or timezone.now()) + timedelta(days=days)
-
-
-DESCRIPTION_MAX_LENGTH = 500
-
-
-def clean_description(value: Any) -> str:
-    """A key's optional description: up to 500 characters, newlines allowed."""
-    return clean_long_text(
-        value or "", "description", max_length=DESCRIPTION_MAX_LENGTH, required=False
-    )
 
 
 def api_key_create(
@@ -179,33 +96,6 @@ def api_key_create(
             },
         )
     return CreatedApiKey(key=key, secret=secret)
-
-
-def api_key_authenticate(raw: str, *, now: datetime | None = None) -> ApiKey:
-    """The key a presented secret belongs to, with its workspace and user, in one query.
-
-    Raises KeyRejected("invalid-key") for a malformed, mis-checksummed or unknown secret (the
-    first two without touching the database), "revoked-key" or "expired-key" for a dead key.
-    """
-    if tokens.kind_of(raw) is None:
-        raise KeyRejected("invalid-key")
-    secret_hash = tokens.hash_secret(raw)
-    key = api_key_with_holder(secret_hash)
-    if key is None:
-        # A secret replaced by a roll works until its grace period ends, then like an expiry.
-        key = api_key_with_holder(secret_hash, previous=True)
-        if key is None:
-            raise KeyRejected("invalid-key")
-        if not key.rolling_at(now or timezone.now()):
-            raise KeyRejected("expired-key", key.pk)
-    # The same rules as ApiKey.state_at, spelled out: this runs on every request.
-    if key.revoked_at is not None:
-        raise KeyRejected("revoked-key", key.pk)
-    if key.expires_at is not None and (now or timezone.now()) >= key.expires_at:
-        raise KeyRejected("expired-key", key.pk)
-    if not key.user.is_active:
-        raise KeyRejected("invalid-key", key.pk)
-    return key
 
 
 # The grace periods offered for a roll: how long the replaced secret keeps working.
@@ -326,89 +216,6 @@ def api_key_narrow(*, key: ApiKey, scopes: Any, actor: Actor) -> ApiKey:
     return locked
 
 
-def api_key_record_scope_use(key: ApiKey, scopes: tuple[str, ...], *, now: datetime) -> bool:
-    """Stamp the scopes a request exercised, each at most once a minute; True when written.
-
-    Like the last-use stamp, the hot path only reads: the stamps come with the key's row, and a
-    write happens only for a scope whose stamp is a minute old or more.
-    """
-    interval = timedelta(seconds=settings.API_KEY_LAST_USED_INTERVAL_SECONDS)
-    due = [
-        scope
-        for scope in scopes
-        if (used := key.scope_used_at(scope)) is None or now - used >= interval
-    ]
-    if not due:
-        return False
-    with transaction.atomic():
-        stamps = (
-            ApiKey.objects.select_for_update()
-            .values_list("scope_last_used", flat=True)
-            .get(pk=key.pk)
-        ) or {}
-        for scope in due:
-            stamps[scope] = max(stamps.get(scope, ""), now.isoformat())
-        ApiKey.objects.filter(pk=key.pk).update(scope_last_used=stamps)
-    key.scope_last_used = stamps
-    return True
-
-
-def api_key_find_by_secret(raw: str, *, now: datetime | None = None) -> ApiKey | None:
-    """The key a secret belongs to whatever its state, or None (leak reports, operators, RFC 7009).
-
-    A secret replaced by a roll is still the key while its grace lasts: it works, so a leak of
-    it or a revocation naming it must reach the key. Past its grace it names nothing.
-    """
-    if tokens.kind_of(raw) is None:
-        return None
-    secret_hash = tokens.hash_secret(raw)
-    keys = ApiKey.objects.select_related("workspace", "user")
-    key = keys.filter(secret_hash=secret_hash).first()
-    if key is None:
-        key = keys.filter(previous_secret_hash=secret_hash).first()
-        if key is not None and not key.rolling_at(now or timezone.now()):
-            return None
-    return key
-
-
-def api_key_record_use(
-    key: ApiKey, *, ip: str | None | Callable[[], str | None], now: datetime | None = None
-) -> bool:
-    """Stamp the key's last use, at most once per interval; True when a row was written.
-
-    The conditional UPDATE lets concurrent requests race harmlessly: at most one of them writes,
-    and only that one records the key's first use in the audit log.
-    """
-    now = now or timezone.now()
-    interval = timedelta(seconds=settings.API_KEY_LAST_USED_INTERVAL_SECONDS)
-    if key.last_used_at is not None and now - key.last_used_at < interval:
-        return False
-    if callable(ip):  # worked out only when a write is due
-        ip = ip()
-    stale = Q(last_used_at__lte=now - interval)
-    if key.last_used_at is not None:
-        written = ApiKey.objects.filter(stale, pk=key.pk).update(last_used_at=now, last_used_ip=ip)
-    else:
-        with transaction.atomic():
-            first_use = ApiKey.objects.filter(pk=key.pk, last_used_at__isnull=True).update(
-                last_used_at=now, last_used_ip=ip
-            )
-            if first_use:
-                audit_record(
-                    workspace=key.workspace,
-                    action=Action.KEY_FIRST_USED,
-                    actor=Actor.of_key(key, ip),
-                    key=key,
-                    subject=f"{key.name} ({key.hint})",
-                )
-        written = first_use or ApiKey.objects.filter(stale, pk=key.pk).update(
-            last_used_at=now, last_used_ip=ip
-        )
-    if written:
-        key.last_used_at, key.last_used_ip = now, ip
-    return bool(written)
-
-
 def api_key_revoke(*, key: ApiKey, actor: Actor) -> ApiKey:
     """Revoke a key for good; it fails on the very next request. Revoking twice changes nothing.
 
@@ -432,67 +239,16 @@ def api_key_revoke(*, key: ApiKey, actor: Actor) -> ApiKey:
     return key
 
 
-NOTICE_WINDOWS = (
-    (ExpiryNotice.Kind.DAY, timedelta(days=1)),
-    (ExpiryNotice.Kind.WEEK, timedelta(days=7)),
-)
-
-
-def api_key_send_expiry_notices(*, now: datetime | None = None) -> int:
-    """E-mail owners of keys expiring within 7 days and within 1 day, once each; return how
-    many notices went out. Safe to run as often as you like: a unique (key, kind) row is
-    claimed before the mail is sent, so a second run, even a concurrent one, sends nothing.
-    A key first seen inside the 1-day window gets only the 1-day notice."""
-    now = now or timezone.now()
-    sent = 0
-    for kind, window in NOTICE_WINDOWS:
-        due = (
-            ApiKey.objects.in_state(ApiKeyState.ACTIVE, now)
-            .filter(expires_at__lte=now + window)
-            .exclude(expiry_notices__kind=kind)
-            .select_related("user", "workspace")
-        )
-        for key in due:
-            if (
-                kind == ExpiryNotice.Kind.WEEK
-                and key.expiry_notices.filter(kind=ExpiryNotice.Kind.DAY).exists()
-            ):
-                continue
-            try:
-                with transaction.atomic():
-                    ExpiryNotice.objects.create(key=key, kind=kind, sent_at=now)
-            except IntegrityError:
-                continue  # another run claimed it
-            _mail_expiry_notice(key, now)
-            sent += 1
-    return sent
-
-
-def key_links(key: ApiKey, base_url: str) -> dict[str, str]:
-    """Where a key's page and its "re-create" form (prefilled from it) are, for e-mails."""
-    member = key.kind == ApiKey.Kind.MEMBER
-    page = "portal:key_detail" if member else "api_keys:detail"
-    create = "portal:key_create" if member else "api_keys:create"
-    return {
-        "page": base_url + reverse(page, args=[key.pk]),
-        "recreate": base_url + reverse(create) + f"?from={key.pk}",
-    }
-
-
-def _mail_expiry_notice(key: ApiKey, now: datetime) -> None:
-    left = key.expires_at - now
-    when = f"in {left.days} days" if left >= timedelta(days=2) else "within a day"
-    zone = ZoneInfo(key.workspace.timezone)
-    stops = key.expires_at.astimezone(zone)
-    links = key_links(key, settings.SITE_URL)
-    send_mail(
-        f"Your API key “{key.name}” expires {when}",
-        f"The API key “{key.name}” ({key.hint}) in {key.workspace.name} expires on "
-        f"{stops:%Y-%m-%d %H:%M} ({key.workspace.timezone}), {when}; it stops working at that "
-        "moment.\n\n"
-        "Re-create it with the same name, description and permissions, then move your "
-        f"integration to the new key:\n{links['recreate']}\n\n"
-        f"The key, its last use and its history:\n{links['page']}\n",
-        None,
-        [key.user.email],
-    )
+def api_keys_revoke_for_removed(
+    *, workspace: Workspace, user: User, actor: Actor, member_keys_only: bool, **_signal: Any
+) -> int:
+    """Revoke the live keys of a person who left `workspace` (the `holder_removed` signal):
+    all of them, or only their member keys; each revocation audited. Returns how many."""
+    keys = ApiKey.objects.filter(workspace=workspace, user=user, revoked_at__isnull=True)
+    if member_keys_only:
+        keys = keys.filter(kind=ApiKey.Kind.MEMBER)
+    revoked = 0
+    for key in keys.select_related("workspace", "user"):
+        api_key_revoke(key=key, actor=actor)
+        revoked += 1
+    return revoked

@@ -25,10 +25,10 @@ from apps.workspaces.decorators import workspace_member_required, workspace_staf
 
 from .forms import ApiKeyCreateForm
 from .models import ApiKey
+from .policy import EXPIRY_DAY_CHOICES
 from .refusals import api_key_refusals_last_day
 from .selectors import EXPIRING_WITHIN, KINDS, STATES, KeyFilters, holders
 from .services import (
-    EXPIRY_DAY_CHOICES,
     ROLL_GRACE_PERIODS,
     api_key_create,
     api_key_narrow,

@@ -5,13 +5,11 @@ from typing import Any
 from django.db import transaction
 
 from apps.accounts.models import User
-from apps.api_keys.models import ApiKey
-from apps.api_keys.services import api_key_revoke
 from apps.audit.models import Action
 from apps.audit.services import Actor, audit_record
 from apps.common.validation import clean_long_text, clean_text
 from apps.workspaces.models import Membership, Workspace
-from apps.workspaces.signals import place_removed
+from apps.workspaces.signals import place_removed, revoke_keys_of_removed
 
 from .models import Community, CommunityMembership, Post
 
@@ -47,13 +45,9 @@ def community_member_remove(*, community: Community, user: User, actor: Actor) -
         place_removed.send(sender=Community, workspace=workspace, user=user, actor=actor)
         if CommunityMembership.objects.filter(community__workspace=workspace, user=user).exists():
             return 0
-        keys = ApiKey.objects.filter(
-            workspace=workspace, user=user, kind=ApiKey.Kind.MEMBER, revoked_at__isnull=True
-        ).select_related("workspace", "user")
-        revoked = 0
-        for key in keys:
-            api_key_revoke(key=key, actor=actor)
-            revoked += 1
+        revoked = revoke_keys_of_removed(
+            workspace=workspace, user=user, actor=actor, member_keys_only=True
+        )
         Membership.objects.filter(
             workspace=workspace, user=user, role=Membership.Role.MEMBER
         ).delete()

@@ -20,13 +20,8 @@ from apps.accounts.models import User
 from apps.api.scopes import ALL_SCOPES
 from apps.api_keys import tokens
 from apps.api_keys.models import ApiKey
-from apps.api_keys.services import (
-    CLI_LIFETIME,
-    CreatedApiKey,
-    api_key_create,
-    api_key_revoke,
-    key_policy_problem,
-)
+from apps.api_keys.policy import CLI_LIFETIME, key_policy_problem
+from apps.api_keys.services import CreatedApiKey, api_key_create, api_key_revoke
 from apps.audit.models import Action
 from apps.audit.services import Actor, audit_record
 from apps.common.validation import InvalidInput, clean_text

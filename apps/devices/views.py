@@ -13,7 +13,9 @@ from django.views.decorators.http import require_http_methods, require_POST
 from apps.accounts.sudo import recent_authentication_required
 from apps.api.ratelimit import rate_limit_take
 from apps.api.scopes import ACTIONS, GROUPS
-from apps.api_keys.services import CLI_LIFETIME, api_key_find_by_secret, api_key_revoke
+from apps.api_keys.policy import CLI_LIFETIME
+from apps.api_keys.services import api_key_revoke
+from apps.api_keys.verification import api_key_find_by_secret
 from apps.audit.services import Actor
 from apps.common.http import client_ip
 from apps.common.validation import InvalidInput

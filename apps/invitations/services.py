@@ -4,7 +4,7 @@ import hashlib
 import hmac
 import secrets
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from allauth.account.models import EmailAddress
 from django.conf import settings
@@ -18,11 +18,15 @@ from apps.accounts.services import clean_email
 from apps.audit.models import Action
 from apps.audit.services import Actor, audit_record
 from apps.common.validation import InvalidInput
-from apps.communities.models import Community, CommunityMembership
 from apps.workspaces.models import Membership, Workspace
 from apps.workspaces.selectors import STAFF_ROLES
 
 from .models import Invitation
+
+if TYPE_CHECKING:
+    # Communities stand above invitations (their pages invite people); invitations reach a
+    # community only through the relations of the invitation's own foreign key.
+    from apps.communities.models import Community
 
 INVITATION_LIFETIME = timedelta(days=7)
 
@@ -83,7 +87,7 @@ def invitation_create(
     role: str,
     actor: Actor,
     base_url: str,
-    community: Community | None = None,
+    community: "Community | None" = None,
 ) -> tuple[Invitation, str]:
     """Invite `email` to the team (role owner or admin) or to `community` (role member), and
     e-mail them the link once the transaction commits. Returns the invitation and its link."""
@@ -95,7 +99,7 @@ def invitation_create(
     with transaction.atomic():
         Workspace.objects.select_for_update().filter(pk=workspace.pk).first()
         if community is not None:
-            if CommunityMembership.objects.filter(community=community, user__email=email).exists():
+            if community.memberships.filter(user__email=email).exists():
                 raise InvalidInput("email", f"{email} is already a member of {community.name}.")
             pending = _pending(Invitation.objects.filter(community=community, email=email))
         else:
@@ -226,7 +230,7 @@ def invitation_accept(*, invitation: Invitation, user: User, ip: str | None) -> 
                 membership.role = current.role
                 membership.save(update_fields=["role"])
         if current.community_id is not None:
-            CommunityMembership.objects.get_or_create(community=current.community, user=user)
+            current.community.memberships.get_or_create(user=user)
         current.accepted_at = timezone.now()
         current.accepted_by = user
         current.save(update_fields=["accepted_at", "accepted_by"])
@@ -240,7 +244,7 @@ def invitation_accept(*, invitation: Invitation, user: User, ip: str | None) -> 
     return membership
 
 
-def pending_invitations(workspace: Workspace, *, community: Community | None = None):
+def pending_invitations(workspace: Workspace, *, community: "Community | None" = None):
     """Invitations not yet accepted or withdrawn (expired ones included, to be re-sent)."""
     return (
         Invitation.objects.filter(

@@ -1,19 +1,21 @@
 """The workspace record: GET and PATCH /workspace, the get_workspace and update_workspace tools."""
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from apps.api.operations import Call, Needs, Operation, object_schema
 from apps.api.schemas import single_line_text
 from apps.api.scopes import ALL_SCOPES
-from apps.api_keys.models import ApiKey
 
 from .choices import TRANSCRIPTION_LANGUAGES
 from .models import Membership, Workspace
 from .services import workspace_update
 from .validators import timezone_names, validate_workspace_patch
 
+if TYPE_CHECKING:
+    from apps.api_keys.models import ApiKey
 
-def workspace_to_json(workspace: Workspace, key: ApiKey) -> dict[str, Any]:
+
+def workspace_to_json(workspace: Workspace, key: "ApiKey") -> dict[str, Any]:
     """The workspace record as the calling key sees it."""
     return {
         "workspaceId": str(workspace.pk),

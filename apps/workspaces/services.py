@@ -5,15 +5,13 @@ from typing import Any
 from django.db import transaction
 
 from apps.accounts.models import User
-from apps.api_keys.models import ApiKey
-from apps.api_keys.services import api_key_revoke
 from apps.audit.models import Action
 from apps.audit.services import Actor, audit_record
 from apps.common.validation import InvalidInput
 
 from .models import Membership, Workspace
 from .selectors import STAFF_ROLES
-from .signals import place_removed
+from .signals import place_removed, revoke_keys_of_removed
 from .validators import clean_workspace_name
 
 
@@ -92,10 +90,9 @@ def team_remove(*, membership: Membership, actor: Actor) -> None:
         current = Membership.objects.select_for_update().get(pk=membership.pk)
         if current.role == Membership.Role.OWNER and owners <= 1:
             raise InvalidInput("email", "The last owner cannot be removed.")
-        for key in ApiKey.objects.filter(
-            workspace=current.workspace, user=current.user, revoked_at__isnull=True
-        ).select_related("workspace", "user"):
-            api_key_revoke(key=key, actor=actor)
+        revoke_keys_of_removed(
+            workspace=current.workspace, user=current.user, actor=actor, member_keys_only=False
+        )
         audit_record(
             workspace=current.workspace,
             action=Action.TEAM_MEMBER_REMOVED,

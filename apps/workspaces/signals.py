@@ -7,3 +7,14 @@ from django.dispatch import Signal
 # Actor); receivers write in that same transaction, so the removal and its consequences are
 # committed together or not at all.
 place_removed = Signal()
+
+# A person's keys in a workspace must stop: they left the team (every key of theirs there), or
+# their last community of it (their member keys, `member_keys_only`). Sent inside the removal's
+# transaction with `workspace`, `user`, `actor` and `member_keys_only`; each receiver answers
+# how many keys it revoked.
+holder_removed = Signal()
+
+
+def revoke_keys_of_removed(**facts) -> int:
+    """Send `holder_removed` and add up how many keys the receivers revoked."""
+    return sum(count or 0 for _, count in holder_removed.send(sender=None, **facts))

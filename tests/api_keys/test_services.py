@@ -6,13 +6,12 @@ from django.utils import timezone
 
 from apps.api_keys import tokens
 from apps.api_keys.models import ApiKey, ApiKeyState
-from apps.api_keys.services import (
+from apps.api_keys.services import api_key_create, api_key_revoke
+from apps.api_keys.verification import (
     KeyRejected,
     api_key_authenticate,
-    api_key_create,
     api_key_find_by_secret,
     api_key_record_use,
-    api_key_revoke,
 )
 from apps.audit.services import Actor
 from apps.common.validation import InvalidInput

@@ -5,12 +5,8 @@ from django.db import transaction
 from apps.accounts.models import User
 from apps.api.scopes import ALL_SCOPES
 from apps.api_keys.models import ApiKey
-from apps.api_keys.services import (
-    DEFAULT_LIFETIME,
-    api_key_create,
-    api_key_revoke,
-    expiry_in_days,
-)
+from apps.api_keys.policy import DEFAULT_LIFETIME, expiry_in_days
+from apps.api_keys.services import api_key_create, api_key_revoke
 from apps.audit.services import Actor
 from apps.workspaces.models import Membership, Workspace
 from apps.workspaces.services import workspace_create

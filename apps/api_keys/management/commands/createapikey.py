@@ -4,7 +4,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from apps.accounts.services import clean_email
 from apps.api_keys.models import ApiKey
-from apps.api_keys.services import DEFAULT_LIFETIME, api_key_create, expiry_in_days
+from apps.api_keys.policy import DEFAULT_LIFETIME, expiry_in_days
+from apps.api_keys.services import api_key_create
 from apps.audit.services import Actor
 from apps.common.validation import InvalidInput
 from apps.workspaces.models import Membership, Workspace

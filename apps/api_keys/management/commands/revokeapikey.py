@@ -1,6 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from apps.api_keys.services import api_key_find_by_secret, api_key_revoke
+from apps.api_keys.services import api_key_revoke
+from apps.api_keys.verification import api_key_find_by_secret
 from apps.audit.services import Actor
 
 

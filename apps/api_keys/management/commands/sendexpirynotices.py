@@ -2,7 +2,7 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
-from apps.api_keys.services import api_key_send_expiry_notices
+from apps.api_keys.notices import api_key_send_expiry_notices
 
 
 class Command(BaseCommand):

@@ -1,0 +1,77 @@
+"""Expiry notices: e-mails 7 days and 1 day before a key expires, each sent once."""
+
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from django.conf import settings
+from django.core.mail import send_mail
+from django.db import IntegrityError, transaction
+from django.urls import reverse
+from django.utils import timezone
+
+from .models import ApiKey, ApiKeyState, ExpiryNotice
+
+NOTICE_WINDOWS = (
+    (ExpiryNotice.Kind.DAY, timedelta(days=1)),
+    (ExpiryNotice.Kind.WEEK, timedelta(days=7)),
+)
+
+
+def api_key_send_expiry_notices(*, now: datetime | None = None) -> int:
+    """E-mail owners of keys expiring within 7 days and within 1 day, once each; return how
+    many notices went out. Safe to run as often as you like: a unique (key, kind) row is
+    claimed before the mail is sent, so a second run, even a concurrent one, sends nothing.
+    A key first seen inside the 1-day window gets only the 1-day notice."""
+    now = now or timezone.now()
+    sent = 0
+    for kind, window in NOTICE_WINDOWS:
+        due = (
+            ApiKey.objects.in_state(ApiKeyState.ACTIVE, now)
+            .filter(expires_at__lte=now + window)
+            .exclude(expiry_notices__kind=kind)
+            .select_related("user", "workspace")
+        )
+        for key in due:
+            if (
+                kind == ExpiryNotice.Kind.WEEK
+                and key.expiry_notices.filter(kind=ExpiryNotice.Kind.DAY).exists()
+            ):
+                continue
+            try:
+                with transaction.atomic():
+                    ExpiryNotice.objects.create(key=key, kind=kind, sent_at=now)
+            except IntegrityError:
+                continue  # another run claimed it
+            _mail_expiry_notice(key, now)
+            sent += 1
+    return sent
+
+
+def key_links(key: ApiKey, base_url: str) -> dict[str, str]:
+    """Where a key's page and its "re-create" form (prefilled from it) are, for e-mails."""
+    member = key.kind == ApiKey.Kind.MEMBER
+    page = "portal:key_detail" if member else "api_keys:detail"
+    create = "portal:key_create" if member else "api_keys:create"
+    return {
+        "page": base_url + reverse(page, args=[key.pk]),
+        "recreate": base_url + reverse(create) + f"?from={key.pk}",
+    }
+
+
+def _mail_expiry_notice(key: ApiKey, now: datetime) -> None:
+    left = key.expires_at - now
+    when = f"in {left.days} days" if left >= timedelta(days=2) else "within a day"
+    zone = ZoneInfo(key.workspace.timezone)
+    stops = key.expires_at.astimezone(zone)
+    links = key_links(key, settings.SITE_URL)
+    send_mail(
+        f"Your API key “{key.name}” expires {when}",
+        f"The API key “{key.name}” ({key.hint}) in {key.workspace.name} expires on "
+        f"{stops:%Y-%m-%d %H:%M} ({key.workspace.timezone}), {when}; it stops working at that "
+        "moment.\n\n"
+        "Re-create it with the same name, description and permissions, then move your "
+        f"integration to the new key:\n{links['recreate']}\n\n"
+        f"The key, its last use and its history:\n{links['page']}\n",
+        None,
+        [key.user.email],
+    )

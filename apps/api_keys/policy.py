@@ -1,0 +1,85 @@
+"""What a key may be: its scopes, its lifetime under the workspace's key policy, its
+description. Validators that the services, forms, commands and models share."""
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.utils import timezone
+
+from apps.api.scopes import ALL_SCOPES, MEMBER_SCOPES
+from apps.common.validation import InvalidInput, clean_long_text
+from apps.workspaces.models import Workspace
+
+DEFAULT_LIFETIME = timedelta(days=365)
+MAX_LIFETIME = timedelta(days=365)
+CLI_LIFETIME = timedelta(days=90)
+EXPIRY_DAY_CHOICES = (7, 30, 60, 90, 180, 365)
+
+
+def clean_scopes(value: Any, *, kind: str = "workspace", field: str = "scopes") -> list:
+    """A non-empty set of known scopes, sorted; member keys may hold community scopes only."""
+    if not isinstance(value, (list, tuple, set, frozenset)) or not all(
+        isinstance(s, str) for s in value
+    ):
+        raise InvalidInput(field, "Scopes must be a list of scope names.")
+    # `kind` is an ApiKey.Kind value, spelled out: the model imports this module.
+    allowed = MEMBER_SCOPES if kind == "member" else ALL_SCOPES
+    unknown = sorted(set(value) - set(allowed))
+    if unknown:
+        raise InvalidInput(
+            field,
+            f"Unknown or not allowed scope {unknown[0]!r}; choose from {', '.join(allowed)}.",
+        )
+    if not value:
+        raise InvalidInput(field, "Choose at least one permission.")
+    return sorted(set(value))
+
+
+def key_policy_problem(
+    workspace: Workspace, expires_at: datetime | None, *, now: datetime, created_at=None
+) -> str | None:
+    """Why a key with this expiry is outside the workspace's key policy, or None.
+
+    `created_at` (default `now`) is when the key's lifetime starts; a day of slack lets a
+    custom date mean the end of that day.
+    """
+    start = created_at or now
+    longest = workspace.key_max_lifetime_days
+    if expires_at is None:
+        if not workspace.key_allow_no_expiry:
+            return (
+                "This workspace's key policy requires an expiry: "
+                f"choose one of at most {longest} days."
+            )
+        return None
+    if expires_at > start + timedelta(days=longest + 1):
+        return f"This workspace's key policy allows keys of at most {longest} days."
+    return None
+
+
+def clean_expires_at(value: datetime | None, *, now: datetime, field: str = "expires_at"):
+    """An expiry in the future and no more than 365 days ahead, or None for no expiry."""
+    if value is None:
+        return None
+    if timezone.is_naive(value):
+        raise InvalidInput(field, "The expiry must carry a time zone.")
+    if value <= now:
+        raise InvalidInput(field, "The expiry must be in the future.")
+    # One day of slack lets a "date 365 days from today" mean the end of that day.
+    if value > now + MAX_LIFETIME + timedelta(days=1):
+        raise InvalidInput(field, "The expiry can be at most 365 days ahead.")
+    return value
+
+
+def expiry_in_days(days: int, *, now: datetime | None = None) -> datetime:
+    return (now or timezone.now()) + timedelta(days=days)
+
+
+DESCRIPTION_MAX_LENGTH = 500
+
+
+def clean_description(value: Any) -> str:
+    """A key's optional description: up to 500 characters, newlines allowed."""
+    return clean_long_text(
+        value or "", "description", max_length=DESCRIPTION_MAX_LENGTH, required=False
+    )

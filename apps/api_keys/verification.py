@@ -1,0 +1,137 @@
+"""Verifying a presented secret on every request, and the two stamps a request may leave: the
+key's last use and the scopes it exercised (each written at most once a minute)."""
+
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from apps.audit.models import Action
+from apps.audit.services import Actor, audit_record
+
+from . import tokens
+from .lookup import api_key_with_holder
+from .models import ApiKey
+
+
+class KeyRejected(Exception):
+    """A presented secret does not authenticate; `reason` is the API's error code, `key_id`
+    the key it belongs to when it names one (an expired or revoked key)."""
+
+    def __init__(self, reason: str, key_id: int | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.key_id = key_id
+
+
+def api_key_authenticate(raw: str, *, now: datetime | None = None) -> ApiKey:
+    """The key a presented secret belongs to, with its workspace and user, in one query.
+
+    Raises KeyRejected("invalid-key") for a malformed, mis-checksummed or unknown secret (the
+    first two without touching the database), "revoked-key" or "expired-key" for a dead key.
+    """
+    if tokens.kind_of(raw) is None:
+        raise KeyRejected("invalid-key")
+    secret_hash = tokens.hash_secret(raw)
+    key = api_key_with_holder(secret_hash)
+    if key is None:
+        # A secret replaced by a roll works until its grace period ends, then like an expiry.
+        key = api_key_with_holder(secret_hash, previous=True)
+        if key is None:
+            raise KeyRejected("invalid-key")
+        if not key.rolling_at(now or timezone.now()):
+            raise KeyRejected("expired-key", key.pk)
+    # The same rules as ApiKey.state_at, spelled out: this runs on every request.
+    if key.revoked_at is not None:
+        raise KeyRejected("revoked-key", key.pk)
+    if key.expires_at is not None and (now or timezone.now()) >= key.expires_at:
+        raise KeyRejected("expired-key", key.pk)
+    if not key.user.is_active:
+        raise KeyRejected("invalid-key", key.pk)
+    return key
+
+
+def api_key_record_scope_use(key: ApiKey, scopes: tuple[str, ...], *, now: datetime) -> bool:
+    """Stamp the scopes a request exercised, each at most once a minute; True when written.
+
+    Like the last-use stamp, the hot path only reads: the stamps come with the key's row, and a
+    write happens only for a scope whose stamp is a minute old or more.
+    """
+    interval = timedelta(seconds=settings.API_KEY_LAST_USED_INTERVAL_SECONDS)
+    due = [
+        scope
+        for scope in scopes
+        if (used := key.scope_used_at(scope)) is None or now - used >= interval
+    ]
+    if not due:
+        return False
+    with transaction.atomic():
+        stamps = (
+            ApiKey.objects.select_for_update()
+            .values_list("scope_last_used", flat=True)
+            .get(pk=key.pk)
+        ) or {}
+        for scope in due:
+            stamps[scope] = max(stamps.get(scope, ""), now.isoformat())
+        ApiKey.objects.filter(pk=key.pk).update(scope_last_used=stamps)
+    key.scope_last_used = stamps
+    return True
+
+
+def api_key_find_by_secret(raw: str, *, now: datetime | None = None) -> ApiKey | None:
+    """The key a secret belongs to whatever its state, or None (leak reports, operators, RFC 7009).
+
+    A secret replaced by a roll is still the key while its grace lasts: it works, so a leak of
+    it or a revocation naming it must reach the key. Past its grace it names nothing.
+    """
+    if tokens.kind_of(raw) is None:
+        return None
+    secret_hash = tokens.hash_secret(raw)
+    keys = ApiKey.objects.select_related("workspace", "user")
+    key = keys.filter(secret_hash=secret_hash).first()
+    if key is None:
+        key = keys.filter(previous_secret_hash=secret_hash).first()
+        if key is not None and not key.rolling_at(now or timezone.now()):
+            return None
+    return key
+
+
+def api_key_record_use(
+    key: ApiKey, *, ip: str | None | Callable[[], str | None], now: datetime | None = None
+) -> bool:
+    """Stamp the key's last use, at most once per interval; True when a row was written.
+
+    The conditional UPDATE lets concurrent requests race harmlessly: at most one of them writes,
+    and only that one records the key's first use in the audit log.
+    """
+    now = now or timezone.now()
+    interval = timedelta(seconds=settings.API_KEY_LAST_USED_INTERVAL_SECONDS)
+    if key.last_used_at is not None and now - key.last_used_at < interval:
+        return False
+    if callable(ip):  # worked out only when a write is due
+        ip = ip()
+    stale = Q(last_used_at__lte=now - interval)
+    if key.last_used_at is not None:
+        written = ApiKey.objects.filter(stale, pk=key.pk).update(last_used_at=now, last_used_ip=ip)
+    else:
+        with transaction.atomic():
+            first_use = ApiKey.objects.filter(pk=key.pk, last_used_at__isnull=True).update(
+                last_used_at=now, last_used_ip=ip
+            )
+            if first_use:
+                audit_record(
+                    workspace=key.workspace,
+                    action=Action.KEY_FIRST_USED,
+                    actor=Actor.of_key(key, ip),
+                    key=key,
+                    subject=f"{key.name} ({key.hint})",
+                )
+        written = first_use or ApiKey.objects.filter(stale, pk=key.pk).update(
+            last_used_at=now, last_used_ip=ip
+        )
+    if written:
+        key.last_used_at, key.last_used_ip = now, ip
+    return bool(written)
