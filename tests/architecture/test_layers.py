@@ -1,0 +1,108 @@
+"""The house rules of docs/architecture.md: imports point down the layers, and no two modules
+of our own import each other, directly or round a longer loop."""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_every_import_points_down_the_layers():
+    """import-linter's layers contract, configured in pyproject.toml."""
+    lint_imports = Path(sys.executable).parent / "lint-imports"
+    result = subprocess.run(
+        [str(lint_imports), "--no-cache"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert "1 kept, 0 broken" in result.stdout
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _imports(path: Path, module: str) -> set[str]:
+    """Modules of ours that `path` imports at run time (TYPE_CHECKING blocks left out)."""
+    tree = ast.parse(path.read_text())
+    typing_only = {
+        id(sub)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+        for sub in ast.walk(node)
+    }
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([node.module] if node.module else []))
+            found.add(base)
+            found |= {f"{base}.{alias.name}" for alias in node.names}
+    return {name for name in found if name.split(".")[0] in ("apps", "config")}
+
+
+def module_graph() -> dict[str, set[str]]:
+    files = [
+        path
+        for folder in ("apps", "config")
+        for path in (ROOT / folder).rglob("*.py")
+        if "migrations" not in path.parts
+    ]
+    modules = {_module_name(path): path for path in files}
+    return {
+        name: {imported for imported in _imports(path, name) if imported in modules} - {name}
+        for name, path in modules.items()
+    }
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One loop of imports, as the list of modules round it, or None."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return path[path.index(nxt) :] + [nxt]
+            if nxt not in state and (loop := visit(nxt)):
+                return loop
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (loop := visit(node)):
+            return loop
+    return None
+
+
+def test_no_module_of_ours_imports_itself_round_a_loop():
+    """Packages themselves are left out: `from . import tokens` names the package only as
+    the place its module lives."""
+    packages = {
+        _module_name(path)
+        for folder in ("apps", "config")
+        for path in (ROOT / folder).rglob("__init__.py")
+    }
+    graph = {
+        name: imports - packages for name, imports in module_graph().items() if name not in packages
+    }
+    assert find_cycle(graph) is None, " → ".join(find_cycle(graph) or [])
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
