@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import key_views, views
 
 app_name = "api_keys"
 
@@ -9,7 +9,9 @@ urlpatterns = [
     path("new/", views.key_create, name="create"),
     path("export.csv", views.key_export, name="export"),
     path("revoke-selected/", views.key_bulk_revoke, name="bulk_revoke"),
-    path("keys/<id:key_id>/", views.key_detail, name="detail"),
-    path("keys/<id:key_id>/revoke/", views.key_revoke, name="revoke"),
-    path("keys/<id:key_id>/roll/", views.key_roll, name="roll"),
+    path("keys/<id:key_id>/", key_views.key_detail, name="detail"),
+    path("keys/<id:key_id>/details/", key_views.key_details, name="details"),
+    path("keys/<id:key_id>/narrow/", key_views.key_narrow, name="narrow"),
+    path("keys/<id:key_id>/revoke/", key_views.key_revoke, name="revoke"),
+    path("keys/<id:key_id>/roll/", key_views.key_roll, name="roll"),
 ]

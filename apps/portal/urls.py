@@ -1,26 +1,24 @@
 from django.urls import path
 
-from apps.api_keys import views as key_views
+from apps.api_keys import key_views
+from apps.api_keys import views as keys_views
 
 from . import views
 
 app_name = "portal"
 
+DEVELOPER = "settings/developer/"
+KEY = DEVELOPER + "keys/<id:key_id>/"
+
 urlpatterns = [
     path("", views.portal_home, name="home"),
-    path("settings/developer/", key_views.member_key_list, name="developer"),
-    path("settings/developer/new/", key_views.member_key_create, name="key_create"),
-    path("settings/developer/export.csv", key_views.member_key_export, name="key_export"),
-    path(
-        "settings/developer/revoke-selected/",
-        key_views.member_key_bulk_revoke,
-        name="key_bulk_revoke",
-    ),
-    path("settings/developer/keys/<id:key_id>/", key_views.member_key_detail, name="key_detail"),
-    path(
-        "settings/developer/keys/<id:key_id>/revoke/",
-        key_views.member_key_revoke,
-        name="key_revoke",
-    ),
-    path("settings/developer/keys/<id:key_id>/roll/", key_views.member_key_roll, name="key_roll"),
+    path(DEVELOPER, keys_views.member_key_list, name="developer"),
+    path(DEVELOPER + "new/", keys_views.member_key_create, name="key_create"),
+    path(DEVELOPER + "export.csv", keys_views.member_key_export, name="key_export"),
+    path(DEVELOPER + "revoke-selected/", keys_views.member_key_bulk_revoke, name="key_bulk_revoke"),
+    path(KEY, key_views.member_key_detail, name="key_detail"),
+    path(KEY + "details/", key_views.member_key_details, name="key_details"),
+    path(KEY + "narrow/", key_views.member_key_narrow, name="key_narrow"),
+    path(KEY + "revoke/", key_views.member_key_revoke, name="key_revoke"),
+    path(KEY + "roll/", key_views.member_key_roll, name="key_roll"),
 ]

@@ -43,8 +43,8 @@ def test_the_page_shows_the_key_its_use_and_its_history(client, owner):
 def test_rename_and_describe_are_audited_with_before_and_after(client, owner):
     created = make_key(user=owner, workspace=owner.memberships.get().workspace, name="Old")
     response = client.post(
-        page_of(created.key),
-        {"action": "details", "name": "  Billing sync\t", "description": "Used by billing."},
+        page_of(created.key) + "details/",
+        {"name": "  Billing sync\t", "description": "Used by billing."},
     )
     assert response.status_code == 302
     key = ApiKey.objects.get(pk=created.key.pk)
@@ -54,9 +54,7 @@ def test_rename_and_describe_are_audited_with_before_and_after(client, owner):
         for e in AuditEvent.objects.filter(action="key.updated")
     }
     assert changes == {"name": ("Old", "Billing sync"), "description": ("", "Used by billing.")}
-    bad = client.post(
-        page_of(created.key), {"action": "details", "name": "\u202e", "description": ""}
-    )
+    bad = client.post(page_of(created.key) + "details/", {"name": "\u202e", "description": ""})
     assert bad.status_code == 400 and "invisible formatting" in bad.content.decode()
 
 
@@ -78,7 +76,7 @@ def test_scopes_a_key_has_not_used_for_30_days_are_flagged_and_narrowed_in_one_s
         client.force_login(owner)
         listing = client.get("/integrations/api/").content.decode()
         assert "2 unused for 30 days" in listing
-        response = client.post(page_of(created.key), {"action": "narrow_to_used"})
+        response = client.post(page_of(created.key) + "narrow/", {"used_only": "yes"})
         assert response.status_code == 302
     assert ApiKey.objects.get(pk=created.key.pk).scopes == ["pages:read"]
     event = AuditEvent.objects.get(action="key.narrowed")
@@ -96,13 +94,13 @@ def test_narrowing_by_hand_never_widens(client, owner):
         scopes=["pages:read", "pages:write"],
     )
     widen = client.post(
-        page_of(created.key), {"action": "narrow", "scopes": ["pages:read", "products:write"]}
+        page_of(created.key) + "narrow/", {"scopes": ["pages:read", "products:write"]}
     )
     assert widen.status_code == 400 and "would widen it" in widen.content.decode()
     assert ApiKey.objects.get(pk=created.key.pk).scopes == ["pages:read", "pages:write"]
-    client.post(page_of(created.key), {"action": "narrow", "scopes": ["pages:write"]})
+    client.post(page_of(created.key) + "narrow/", {"scopes": ["pages:write"]})
     assert ApiKey.objects.get(pk=created.key.pk).scopes == ["pages:write"]
-    empty = client.post(page_of(created.key), {"action": "narrow"})
+    empty = client.post(page_of(created.key) + "narrow/", {})
     assert empty.status_code == 400
     assert ApiKey.objects.get(pk=created.key.pk).scopes == ["pages:write"]
 
@@ -119,7 +117,9 @@ def test_scope_use_is_written_at_most_once_a_minute(client, django_assert_num_qu
 def test_another_workspaces_key_page_is_404(client, owner):
     theirs = make_key()
     assert client.get(page_of(theirs.key)).status_code == 404
-    assert client.post(page_of(theirs.key), {"action": "details", "name": "x"}).status_code == 404
+    assert client.post(page_of(theirs.key) + "details/", {"name": "x"}).status_code == 404
+    assert client.post(page_of(theirs.key) + "narrow/", {"scopes": []}).status_code == 404
+    assert client.post(page_of(theirs.key)).status_code == 405  # the page itself only shows
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,147 @@
+"""One key's pages: its own page (facts, use, history), rename and describe, narrow, roll and
+revoke. Each page function serves both audiences (`pages.KeyPages`)."""
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.cache import add_never_cache_headers
+
+from apps.audit.models import AuditEvent
+from apps.audit.services import request_actor
+from apps.common.validation import InvalidInput
+
+from .models import ApiKey
+from .pages import KeyPages, for_both_audiences
+from .refusals import api_key_refusals_last_day
+from .services import (
+    ROLL_GRACE_PERIODS,
+    api_key_narrow,
+    api_key_revoke,
+    api_key_roll,
+    api_key_update_details,
+)
+
+KEY_HISTORY_LIMIT = 100
+GRACE_CHOICES = [
+    ("none", "None: the old secret stops now"),
+    ("1h", "1 hour"),
+    ("24h", "24 hours"),
+    ("7d", "7 days"),
+]
+
+
+def _key_or_404(request: HttpRequest, pages: KeyPages, key_id: int) -> ApiKey:
+    """Another workspace's key, or another member's, is a 404 like a missing one."""
+    return get_object_or_404(pages.keys(request).select_related("user", "revoked_by"), pk=key_id)
+
+
+def _key_page(
+    request: HttpRequest, pages: KeyPages, key: ApiKey, *, status: int = 200, **errors: str
+) -> HttpResponse:
+    history = AuditEvent.objects.filter(workspace=request.workspace, key=key)[:KEY_HISTORY_LIMIT]
+    unused = key.unused_scopes
+    context = {
+        **pages.context(request),
+        "key": key,
+        "history": history,
+        "unused_scopes": unused,
+        "used_scopes": [s for s in key.scopes if s not in unused],
+        "refusals": api_key_refusals_last_day(key.pk),
+        **errors,
+    }
+    return render(request, "api_keys/key_detail.html", context, status=status)
+
+
+def key_detail_page(request: HttpRequest, pages: KeyPages, key_id: int) -> HttpResponse:
+    """A key's own page: everything known about it, its history, and forms to change it."""
+    return _key_page(request, pages, _key_or_404(request, pages, key_id))
+
+
+def key_details_page(request: HttpRequest, pages: KeyPages, key_id: int) -> HttpResponse:
+    """POST: rename a key or change its description."""
+    key = _key_or_404(request, pages, key_id)
+    try:
+        api_key_update_details(
+            key=key,
+            name=request.POST.get("name", ""),
+            description=request.POST.get("description", ""),
+            actor=request_actor(request),
+        )
+    except InvalidInput as error:
+        return _key_page(request, pages, key, status=400, details_error=error.message)
+    messages.success(request, "Saved the key's name and description.")
+    return redirect(pages.url_name("detail"), key_id=key.pk)
+
+
+def key_narrow_page(request: HttpRequest, pages: KeyPages, key_id: int) -> HttpResponse:
+    """POST: keep only the ticked permissions, or (`used_only`) those used in 30 days."""
+    key = _key_or_404(request, pages, key_id)
+    if request.POST.get("used_only"):
+        scopes = [s for s in key.scopes if s not in key.unused_scopes]
+    else:
+        scopes = request.POST.getlist("scopes")
+    try:
+        api_key_narrow(key=key, scopes=scopes, actor=request_actor(request))
+    except InvalidInput as error:
+        return _key_page(request, pages, key, status=400, narrow_error=error.message)
+    messages.success(request, "Narrowed the key's permissions.")
+    return redirect(pages.url_name("detail"), key_id=key.pk)
+
+
+def key_revoke_page(request: HttpRequest, pages: KeyPages, key_id: int) -> HttpResponse:
+    """GET asks for confirmation (the path without JavaScript); POST revokes."""
+    key = _key_or_404(request, pages, key_id)
+    context = {**pages.context(request), "key": key}
+    if request.method == "GET":
+        return render(request, "api_keys/key_revoke_confirm.html", context)
+    already_revoked = key.revoked_at is not None
+    api_key_revoke(key=key, actor=request_actor(request))
+    if request.htmx:
+        return render(request, "api_keys/_key_row.html", {**context, "just_revoked": True})
+    if already_revoked:
+        messages.info(request, f"“{key.name}” was already revoked.")
+    else:
+        messages.success(request, f"Revoked “{key.name}”. It no longer works on the API.")
+    return redirect(pages.url_name("list"))
+
+
+def key_roll_page(request: HttpRequest, pages: KeyPages, key_id: int) -> HttpResponse:
+    """GET: choose how long the old secret keeps working. POST: roll, show the new secret once.
+
+    Only the holder's own keys: an owner or admin never receives a teammate's secret.
+    """
+    own_keys = pages.keys(request).filter(user=request.user)
+    key = get_object_or_404(own_keys.select_related("user"), pk=key_id)
+    context = {**pages.context(request), "key": key, "grace_choices": GRACE_CHOICES}
+    if request.method == "POST":
+        grace = ROLL_GRACE_PERIODS.get(request.POST.get("grace", ""))
+        if grace is None:
+            context["error"] = "Choose how long the old secret keeps working."
+        else:
+            try:
+                rolled = api_key_roll(key=key, grace=grace, actor=request_actor(request))
+            except InvalidInput as error:
+                context["error"] = error.message
+            else:
+                response = render(
+                    request,
+                    "api_keys/key_created.html",
+                    {
+                        **pages.context(request),
+                        "key": rolled.key,
+                        "secret": rolled.secret,
+                        "rolled": True,
+                    },
+                )
+                add_never_cache_headers(response)
+                return response
+    return render(
+        request, "api_keys/key_roll.html", context, status=400 if "error" in context else 200
+    )
+
+
+key_detail, member_key_detail = for_both_audiences(key_detail_page, ["GET"])
+key_details, member_key_details = for_both_audiences(key_details_page, ["POST"])
+key_narrow, member_key_narrow = for_both_audiences(key_narrow_page, ["POST"])
+key_revoke, member_key_revoke = for_both_audiences(key_revoke_page, ["GET", "POST"])
+key_roll, member_key_roll = for_both_audiences(key_roll_page, ["GET", "POST"], sudo=True)
