@@ -8,7 +8,6 @@ authorization (403), parameters and body (400, 413, 415), then the operation its
 import re
 from collections import defaultdict
 from collections.abc import Callable
-from functools import cache
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -24,7 +23,7 @@ from apps.audit.services import Actor
 from apps.common.http import client_ip
 from apps.common.validation import InvalidInput
 
-from .openapi import OPENAPI_FILE
+from .openapi import served_openapi
 from .operations import OPERATIONS
 
 app_name = "api"
@@ -115,13 +114,8 @@ def _route_name(api_path: str) -> str:
     return [part for part in api_path.split("/") if part and "{" not in part][-1]
 
 
-@cache
-def _openapi_bytes() -> bytes:
-    return OPENAPI_FILE.read_bytes()
-
-
 def _openapi(request: HttpRequest) -> HttpResponse:
-    return HttpResponse(_openapi_bytes(), content_type="application/json")
+    return HttpResponse(served_openapi(), content_type="application/json")
 
 
 def _api_urlpatterns() -> list[URLPattern]:

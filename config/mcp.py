@@ -16,7 +16,6 @@ use the request's database connection and the same service functions as the API.
 import json
 import logging
 from typing import Any
-from urllib.parse import urlsplit
 
 import anyio
 import mcp_types as types
@@ -42,6 +41,7 @@ from apps.common.http import client_ip
 from apps.common.validation import InvalidInput
 
 from .api import operation_run, refuse_query_credentials
+from .mcp_checks import jsonrpc_problem, origin_allowed
 from .operations import OPERATIONS, OPERATIONS_BY_NAME
 
 logger = logging.getLogger("apps.api")
@@ -213,60 +213,6 @@ async def _serve(server: Server, scope: dict[str, Any], body: bytes) -> tuple[in
         await manager.handle_request(scope, receive, send)
     disconnected.set()
     return status, headers, b"".join(chunks)
-
-
-def _origin_of(url: str) -> str:
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}".lower()
-
-
-def origin_allowed(request: HttpRequest) -> bool:
-    """The transport specification's MUST: a browser page of another origin may not call /mcp
-    (DNS rebinding). No Origin header (every non-browser client) is fine."""
-    origin = request.headers.get("Origin")
-    if origin is None:
-        return True
-    allowed = {
-        f"{request.scheme}://{request.get_host()}".lower(),
-        _origin_of(settings.SITE_URL),
-        *(_origin_of(o) for o in settings.MCP_ALLOWED_ORIGINS),
-    }
-    return origin.strip().lower() in allowed
-
-
-def _jsonrpc_error(code: int, message: str) -> HttpResponse:
-    body = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
-    return HttpResponse(json.dumps(body), status=400, content_type="application/json")
-
-
-def jsonrpc_problem(body: bytes) -> HttpResponse | None:
-    """A JSON-RPC error in plain words for a body that is not one JSON-RPC 2.0 message, or None.
-
-    The SDK would answer such a body with its validation library's report of internal types.
-    """
-    try:
-        message = json.loads(body)
-    except ValueError:
-        return _jsonrpc_error(-32700, "Parse error: the body is not valid JSON.")
-    if not isinstance(message, dict):
-        return _jsonrpc_error(
-            -32600, "Invalid request: send one JSON-RPC message, a JSON object (not a batch)."
-        )
-    if message.get("jsonrpc") != "2.0":
-        return _jsonrpc_error(-32600, 'Invalid request: "jsonrpc" must be "2.0".')
-    if "method" in message:
-        if not isinstance(message["method"], str):
-            return _jsonrpc_error(-32600, 'Invalid request: "method" must be a string.')
-        if "id" in message and not isinstance(message["id"], (str, int)):
-            return _jsonrpc_error(-32600, 'Invalid request: "id" must be a string or a number.')
-        if "params" in message and not isinstance(message["params"], dict):
-            return _jsonrpc_error(-32600, 'Invalid request: "params" must be an object.')
-        return None
-    if "id" in message and ("result" in message or "error" in message):
-        return None  # a response to the server (stateless: nothing awaits it)
-    return _jsonrpc_error(
-        -32600, 'Invalid request: a message needs a "method" (or is a response with an "id").'
-    )
 
 
 @csrf_exempt

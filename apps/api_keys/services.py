@@ -34,6 +34,21 @@ class CreatedApiKey:
     secret: str
 
 
+def _clean_expiry(
+    workspace: Workspace, expires_at: datetime | None, *, tag: str, now: datetime
+) -> datetime | None:
+    """The expiry a new key gets: exactly 90 days for a CLI key, else the one asked for, within
+    365 days and the workspace's key policy."""
+    if tag == ApiKey.Tag.CLI:
+        if expires_at is not None:
+            raise InvalidInput("expires_at", "CLI keys always expire after 90 days.")
+        expires_at = now + CLI_LIFETIME
+    expires_at = clean_expires_at(expires_at, now=now)
+    if problem := key_policy_problem(workspace, expires_at, now=now):
+        raise InvalidInput("expires_at", problem)
+    return expires_at
+
+
 def api_key_create(
     *,
     workspace: Workspace,
@@ -59,14 +74,7 @@ def api_key_create(
     name = clean_text(name, "name", max_length=100)
     description = clean_description(description)
     scopes = clean_scopes(scopes, kind=kind)
-    if tag == ApiKey.Tag.CLI:
-        if expires_at is not None:
-            raise InvalidInput("expires_at", "CLI keys always expire after 90 days.")
-        expires_at = now + CLI_LIFETIME
-    expires_at = clean_expires_at(expires_at, now=now)
-    policy_problem = key_policy_problem(workspace, expires_at, now=now)
-    if policy_problem:
-        raise InvalidInput("expires_at", policy_problem)
+    expires_at = _clean_expiry(workspace, expires_at, tag=tag, now=now)
     secret = tokens.generate_secret(kind)
     with transaction.atomic():
         key = ApiKey.objects.create(

@@ -3,6 +3,7 @@ the CSV inventory, revoking a selection. One function per page serves both audie
 (`pages.KeyPages`); a key's own pages are in `key_views.py`."""
 
 import secrets
+from typing import Any
 
 from django.contrib import messages
 from django.core.paginator import Paginator
@@ -128,6 +129,22 @@ def key_bulk_revoke_page(request: HttpRequest, pages: KeyPages) -> HttpResponse:
     return redirect(pages.url_name("list"))
 
 
+def _create_form_initial(request: HttpRequest, pages: KeyPages) -> dict[str, Any]:
+    """A new form: the longest expiry the policy offers, and with `?from=<key id>` ("re-create")
+    the name, description and permissions of that key."""
+    workspace = request.workspace  # type: ignore[attr-defined]
+    offered = [days for days in EXPIRY_DAY_CHOICES if days <= workspace.key_max_lifetime_days]
+    initial: dict[str, Any] = {
+        "expiry": str(offered[-1]) if offered else "custom",
+        "form_token": secrets.token_urlsafe(16),
+    }
+    template = parse_id(request.GET.get("from", ""))
+    source = pages.keys(request).filter(pk=template).first() if template else None
+    if source is not None:
+        initial.update(name=source.name, description=source.description, scopes=list(source.scopes))
+    return initial
+
+
 def key_create_page(request: HttpRequest, pages: KeyPages) -> HttpResponse:
     workspace = request.workspace
     form_options = {
@@ -176,18 +193,7 @@ def key_create_page(request: HttpRequest, pages: KeyPages) -> HttpResponse:
                 add_never_cache_headers(response)
                 return response
     else:
-        offered = [days for days in EXPIRY_DAY_CHOICES if days <= workspace.key_max_lifetime_days]
-        initial = {
-            "expiry": str(offered[-1]) if offered else "custom",
-            "form_token": secrets.token_urlsafe(16),
-        }
-        template = parse_id(request.GET.get("from", ""))
-        source = pages.keys(request).filter(pk=template).first() if template else None
-        if source is not None:  # "re-create": the same name, description and permissions
-            initial.update(
-                name=source.name, description=source.description, scopes=list(source.scopes)
-            )
-        form = ApiKeyCreateForm(initial=initial, **form_options)
+        form = ApiKeyCreateForm(initial=_create_form_initial(request, pages), **form_options)
     return render(request, "api_keys/key_create.html", {**pages.context(request), "form": form})
 
 

@@ -9,35 +9,26 @@ revoked in the same transaction. Failures raise DeviceGrantError with the RFC's 
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
-from allauth.mfa.utils import is_mfa_enabled
-from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
-from apps.accounts.models import User
 from apps.api.scopes import ALL_SCOPES
 from apps.api_keys import tokens
 from apps.api_keys.models import ApiKey
-from apps.api_keys.policy import CLI_LIFETIME, key_policy_problem
 from apps.api_keys.services import CreatedApiKey, api_key_create, api_key_revoke
 from apps.audit.models import Action
 from apps.audit.services import Actor, audit_record
 from apps.common.validation import InvalidInput, clean_text
-from apps.workspaces.models import Membership, Workspace
-from apps.workspaces.selectors import STAFF_ROLES
 
+from .approval import device_approval_problem
+from .codes import new_user_code
 from .models import DeviceAuthorization
 
 CLIENT_ID = "gatehouse-cli"
-USER_CODE_ALPHABET = "BCDFGHJKLMNPQRSTVWXZ"  # no vowels (no words), no look-alikes
-USER_CODE_LENGTH = 8
 DEVICE_CODE_LIFETIME = timedelta(minutes=15)
 POLL_INTERVAL = 5
 SLOW_DOWN_STEP = 5
-WRONG_CODE_LIMIT = 10  # wrong user codes per user per window
-WRONG_CODE_WINDOW = 15 * 60
 PRUNE_AFTER = timedelta(hours=1)  # expired requests kept this long (their slow_down answers)
 
 
@@ -66,23 +57,6 @@ def clean_requested_scopes(scope: str) -> list[str]:
     if unknown:
         raise DeviceGrantError("invalid_scope", f"Unknown scope {unknown[0]!r}.")
     return sorted(set(requested))
-
-
-def normalise_user_code(raw: str) -> str | None:
-    """`wdjb-mjht`, `WDJB MJHT` and `WDJBMJHT` are the same code; None if it cannot be one."""
-    code = "".join(ch for ch in raw.upper() if ch not in "- ")
-    if len(code) != USER_CODE_LENGTH or any(ch not in USER_CODE_ALPHABET for ch in code):
-        return None
-    return code
-
-
-def _new_user_code() -> str:
-    while True:
-        code = "".join(secrets.choice(USER_CODE_ALPHABET) for _ in range(USER_CODE_LENGTH))
-        # 20^8 codes; a clash with a pending one is rare, and the database refuses it anyway.
-        status = DeviceAuthorization.Status.PENDING
-        if not DeviceAuthorization.objects.filter(user_code=code, status=status).exists():
-            return code
 
 
 def device_authorizations_prune(*, now: datetime | None = None) -> int:
@@ -115,7 +89,7 @@ def device_authorization_start(
     device_code = secrets.token_urlsafe(32)
     authorization = DeviceAuthorization.objects.create(
         device_code_hash=tokens.hash_secret(device_code),
-        user_code=_new_user_code(),
+        user_code=new_user_code(),
         client_id=client_id,
         scopes=scopes,
         installation_id=installation_id,
@@ -126,75 +100,6 @@ def device_authorization_start(
         interval=POLL_INTERVAL,
     )
     return StartedDeviceAuthorization(authorization=authorization, device_code=device_code)
-
-
-def _wrong_code_counter(user: User) -> str:
-    return f"device:wrong-codes:{user.pk}"
-
-
-def device_code_attempts_left(user: User) -> int:
-    return WRONG_CODE_LIMIT - (cache.get(_wrong_code_counter(user)) or 0)
-
-
-def device_authorization_find(*, user: User, raw_code: Any) -> DeviceAuthorization:
-    """The pending, unexpired login a user code names, for this person to approve or deny.
-
-    Raises InvalidInput for an unknown code, counting it against the person: after 10 wrong
-    codes in 15 minutes every code is refused until the window ends.
-    """
-    counter = _wrong_code_counter(user)
-    if device_code_attempts_left(user) <= 0:
-        raise InvalidInput("code", "Too many wrong codes. Try again in 15 minutes.")
-    code = normalise_user_code(raw_code if isinstance(raw_code, str) else "")
-    authorization = None
-    if code is not None:
-        authorization = DeviceAuthorization.objects.filter(
-            user_code=code,
-            status=DeviceAuthorization.Status.PENDING,
-            expires_at__gt=timezone.now(),
-        ).first()
-    if authorization is None:
-        if not cache.add(counter, 1, timeout=WRONG_CODE_WINDOW):
-            cache.incr(counter)
-        raise InvalidInput(
-            "code", "That code is not valid or has expired. Check the code your terminal shows."
-        )
-    return authorization
-
-
-def device_authorization_approve(
-    *, authorization: DeviceAuthorization, user: User, workspace: Workspace, scopes: list[str]
-) -> DeviceAuthorization:
-    """Approve a pending login for `workspace`, with the requested scopes or fewer."""
-    chosen = sorted(set(scopes))
-    if not chosen:
-        raise InvalidInput("scopes", "Choose at least one permission.")
-    widened = [s for s in chosen if s not in authorization.grantable_scopes]
-    if widened:
-        raise InvalidInput("scopes", f"The CLI did not ask for {widened[0]}; it cannot be added.")
-    problem = device_approval_problem(user, workspace, now=timezone.now())
-    if problem:
-        raise InvalidInput("workspace", problem)
-    updated = DeviceAuthorization.objects.filter(
-        pk=authorization.pk,
-        status=DeviceAuthorization.Status.PENDING,
-        expires_at__gt=timezone.now(),
-    ).update(
-        status=DeviceAuthorization.Status.APPROVED,
-        user=user,
-        workspace=workspace,
-        approved_scopes=chosen,
-    )
-    if not updated:
-        raise InvalidInput("code", "This login request has expired or was already answered.")
-    authorization.refresh_from_db()
-    return authorization
-
-
-def device_authorization_deny(*, authorization: DeviceAuthorization, user: User) -> None:
-    DeviceAuthorization.objects.filter(
-        pk=authorization.pk, status=DeviceAuthorization.Status.PENDING
-    ).update(status=DeviceAuthorization.Status.DENIED, user=user)
 
 
 def device_token_poll(
@@ -240,38 +145,6 @@ def _poll_locked(device_code: str, *, ip: str | None, now: datetime):
         authorization.save(update_fields=["last_polled_at"])
         return DeviceGrantError("authorization_pending", "Waiting for approval in the browser.")
     return _issue_cli_key(authorization, ip=ip, now=now)
-
-
-def _cli_key_policy_problem(workspace: Workspace, now: datetime) -> str | None:
-    problem = key_policy_problem(workspace, now + CLI_LIFETIME, now=now)
-    if problem:
-        return (
-            f"{problem} CLI keys last 90 days, so an owner must allow at least that for CLI logins."
-        )
-    return None
-
-
-def device_approval_problem(user: User, workspace: Workspace, *, now: datetime) -> str | None:
-    """Why `user` may not (or no longer) log the CLI in to `workspace`, or None.
-
-    Checked when the person approves and again when the key is minted, since a role, a
-    policy or the person's place in the team may change in between.
-    """
-    if not user.is_active:
-        return "This account is disabled."
-    role = (
-        Membership.objects.filter(user=user, workspace=workspace)
-        .values_list("role", flat=True)
-        .first()
-    )
-    if role not in STAFF_ROLES:
-        return f"Only owners and admins of {workspace.name} can log in the CLI."
-    if workspace.require_two_factor and not is_mfa_enabled(user):
-        return (
-            f"{workspace.name} requires two-factor authentication: add an authenticator app "
-            "or a passkey first."
-        )
-    return _cli_key_policy_problem(workspace, now)
 
 
 def _issue_cli_key(authorization: DeviceAuthorization, *, ip: str | None, now: datetime):

@@ -22,12 +22,14 @@ from apps.common.validation import InvalidInput
 from apps.workspaces.models import Membership
 from apps.workspaces.selectors import STAFF_ROLES
 
-from .services import (
-    DEVICE_CODE_LIFETIME,
-    DeviceGrantError,
+from .approval import (
     device_authorization_approve,
     device_authorization_deny,
     device_authorization_find,
+)
+from .services import (
+    DEVICE_CODE_LIFETIME,
+    DeviceGrantError,
     device_authorization_start,
     device_token_poll,
 )

@@ -31,10 +31,19 @@ def test_every_api_route_is_described():
     routes.discard("/openapi.json")
     described = set(build_openapi()["paths"])
     assert routes == {p for p in described if not p.startswith("/oauth/")}
-    assert {p for p in described if p.startswith("/oauth/")} == {
-        "/oauth/device/code",
-        "/oauth/token",
+    oauth_routes = {
+        "/" + str(p.pattern)
+        for p in get_resolver().url_patterns
+        if isinstance(p, URLPattern) and str(p.pattern).startswith("oauth/")
+    } | {
+        "/" + str(p.pattern)
+        for include in get_resolver().url_patterns
+        if not isinstance(include, URLPattern)
+        for p in include.url_patterns
+        if str(p.pattern).startswith("oauth/")
     }
+    assert oauth_routes >= {"/oauth/device/code", "/oauth/token", "/oauth/revoke"}
+    assert {p for p in described if p.startswith("/oauth/")} == oauth_routes
 
 
 def test_every_pattern_in_the_document_compiles_in_the_fuzzers_regex_engine():
@@ -64,3 +73,11 @@ def test_every_pattern_in_the_document_compiles_in_the_fuzzers_regex_engine():
     for pattern in patterns:
         re.compile(pattern)
         jsonschema_rs.Draft202012Validator({"pattern": pattern})
+
+
+def test_the_document_states_this_servers_limits(settings):
+    settings.API_MAX_BODY_BYTES = 1_024
+    settings.API_RATE_LIMIT_PER_MINUTE = 50
+    responses = build_openapi()["components"]["responses"]
+    assert "1,024 bytes" in responses["PayloadTooLarge"]["description"]
+    assert "50 requests a minute" in responses["RateLimited"]["description"]

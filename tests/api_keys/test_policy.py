@@ -8,7 +8,8 @@ from django.utils import timezone
 
 from apps.api_keys.models import ApiKey
 from apps.audit.models import AuditEvent
-from apps.devices.services import device_authorization_approve, device_authorization_start
+from apps.devices.approval import device_authorization_approve
+from apps.devices.services import device_authorization_start
 from apps.workspaces.models import Workspace
 from tests.factories import WorkspaceFactory, make_key, owner_of
 

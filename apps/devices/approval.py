@@ -1,0 +1,123 @@
+"""The person's side of `gatehouse login`: find the login a user code names, check who may
+approve it, approve (narrowing the scopes) or deny. The same checks run again when the key is
+minted (`services._issue_cli_key`), since a role or a policy may change in between."""
+
+from datetime import datetime
+from typing import Any
+
+from allauth.mfa.utils import is_mfa_enabled
+from django.core.cache import cache
+from django.utils import timezone
+
+from apps.accounts.models import User
+from apps.api_keys.policy import CLI_LIFETIME, key_policy_problem
+from apps.common.validation import InvalidInput
+from apps.workspaces.models import Membership, Workspace
+from apps.workspaces.selectors import STAFF_ROLES
+
+from .codes import normalise_user_code
+from .models import DeviceAuthorization
+
+WRONG_CODE_LIMIT = 10  # wrong user codes per user per window
+WRONG_CODE_WINDOW = 15 * 60
+
+
+def _cli_key_policy_problem(workspace: Workspace, now: datetime) -> str | None:
+    problem = key_policy_problem(workspace, now + CLI_LIFETIME, now=now)
+    if problem:
+        return (
+            f"{problem} CLI keys last 90 days, so an owner must allow at least that for CLI logins."
+        )
+    return None
+
+
+def device_approval_problem(user: User, workspace: Workspace, *, now: datetime) -> str | None:
+    """Why `user` may not (or no longer) log the CLI in to `workspace`, or None.
+
+    Checked when the person approves and again when the key is minted, since a role, a
+    policy or the person's place in the team may change in between.
+    """
+    if not user.is_active:
+        return "This account is disabled."
+    role = (
+        Membership.objects.filter(user=user, workspace=workspace)
+        .values_list("role", flat=True)
+        .first()
+    )
+    if role not in STAFF_ROLES:
+        return f"Only owners and admins of {workspace.name} can log in the CLI."
+    if workspace.require_two_factor and not is_mfa_enabled(user):
+        return (
+            f"{workspace.name} requires two-factor authentication: add an authenticator app "
+            "or a passkey first."
+        )
+    return _cli_key_policy_problem(workspace, now)
+
+
+def _wrong_code_counter(user: User) -> str:
+    return f"device:wrong-codes:{user.pk}"
+
+
+def device_code_attempts_left(user: User) -> int:
+    return WRONG_CODE_LIMIT - (cache.get(_wrong_code_counter(user)) or 0)
+
+
+def device_authorization_find(*, user: User, raw_code: Any) -> DeviceAuthorization:
+    """The pending, unexpired login a user code names, for this person to approve or deny.
+
+    Raises InvalidInput for an unknown code, counting it against the person: after 10 wrong
+    codes in 15 minutes every code is refused until the window ends.
+    """
+    counter = _wrong_code_counter(user)
+    if device_code_attempts_left(user) <= 0:
+        raise InvalidInput("code", "Too many wrong codes. Try again in 15 minutes.")
+    code = normalise_user_code(raw_code if isinstance(raw_code, str) else "")
+    authorization = None
+    if code is not None:
+        authorization = DeviceAuthorization.objects.filter(
+            user_code=code,
+            status=DeviceAuthorization.Status.PENDING,
+            expires_at__gt=timezone.now(),
+        ).first()
+    if authorization is None:
+        if not cache.add(counter, 1, timeout=WRONG_CODE_WINDOW):
+            cache.incr(counter)
+        raise InvalidInput(
+            "code", "That code is not valid or has expired. Check the code your terminal shows."
+        )
+    return authorization
+
+
+def device_authorization_approve(
+    *, authorization: DeviceAuthorization, user: User, workspace: Workspace, scopes: list[str]
+) -> DeviceAuthorization:
+    """Approve a pending login for `workspace`, with the requested scopes or fewer."""
+    chosen = sorted(set(scopes))
+    if not chosen:
+        raise InvalidInput("scopes", "Choose at least one permission.")
+    widened = [s for s in chosen if s not in authorization.grantable_scopes]
+    if widened:
+        raise InvalidInput("scopes", f"The CLI did not ask for {widened[0]}; it cannot be added.")
+    problem = device_approval_problem(user, workspace, now=timezone.now())
+    if problem:
+        raise InvalidInput("workspace", problem)
+    updated = DeviceAuthorization.objects.filter(
+        pk=authorization.pk,
+        status=DeviceAuthorization.Status.PENDING,
+        expires_at__gt=timezone.now(),
+    ).update(
+        status=DeviceAuthorization.Status.APPROVED,
+        user=user,
+        workspace=workspace,
+        approved_scopes=chosen,
+    )
+    if not updated:
+        raise InvalidInput("code", "This login request has expired or was already answered.")
+    authorization.refresh_from_db()
+    return authorization
+
+
+def device_authorization_deny(*, authorization: DeviceAuthorization, user: User) -> None:
+    DeviceAuthorization.objects.filter(
+        pk=authorization.pk, status=DeviceAuthorization.Status.PENDING
+    ).update(status=DeviceAuthorization.Status.DENIED, user=user)
