@@ -66,7 +66,9 @@ def http_handler(op: Operation) -> Callable[..., HttpResponse]:
             call = Call(
                 key=key, workspace=key.workspace, actor=Actor.of_key(key, client_ip(request))
             )
-            raw = {p.name: request.GET[p.name] for p in op.params if p.name in request.GET}
+            raw: dict[str, Any] = {
+                p.name: request.GET[p.name] for p in op.params if p.name in request.GET
+            }
             for name, value in path_params.items():
                 param = next(p for p in op.params if p.name == name)
                 try:

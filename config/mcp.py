@@ -15,6 +15,7 @@ use the request's database connection and the same service functions as the API.
 
 import json
 import logging
+from collections.abc import MutableMapping
 from typing import Any
 
 import anyio
@@ -180,7 +181,9 @@ def _asgi_scope(request: HttpRequest) -> dict[str, Any]:
     }
 
 
-async def _serve(server: Server, scope: dict[str, Any], body: bytes) -> tuple[int, list, bytes]:
+async def _serve(
+    server: Server, scope: dict[str, Any], body: bytes
+) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
     """Answer one HTTP request with the SDK's stateless Streamable HTTP transport."""
     sent_body = False
     disconnected = anyio.Event()
@@ -196,7 +199,7 @@ async def _serve(server: Server, scope: dict[str, Any], body: bytes) -> tuple[in
         await disconnected.wait()  # the client stays connected until the answer is complete
         return {"type": "http.disconnect"}
 
-    async def send(message: dict[str, Any]) -> None:
+    async def send(message: MutableMapping[str, Any]) -> None:
         nonlocal status, headers
         if message["type"] == "http.response.start":
             status, headers = message["status"], list(message.get("headers", []))

@@ -125,7 +125,7 @@ def operation_entry(op: Operation, schemas: dict[str, Any]) -> dict[str, Any]:
             }
             for param in op.params
         ]
-    if op.body is not None:
+    if op.body is not None and op.body_name is not None:
         schemas[op.body_name] = op.body
         entry["requestBody"] = json_body(f"#/components/schemas/{op.body_name}")
     entry["responses"] = {

@@ -10,7 +10,7 @@ from apps.workspaces import views as workspace_views
 from .mcp import mcp_endpoint
 
 # The admin signs in through the same throttled, two-factor sign-in as the dashboard.
-admin.site.login = secure_admin_login(admin.site.login)
+admin.site.login = secure_admin_login(admin.site.login)  # type: ignore[method-assign]
 
 # The API and MCP first: they are resolved before the dashboard's routes are tried.
 urlpatterns = [

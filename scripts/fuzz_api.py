@@ -22,7 +22,7 @@ def main() -> int:
     args = parser.parse_args()
 
     # The fuzzer sends thousands of requests a minute: no rate limit here.
-    env = production_like_env("fuzz", API_RATE_LIMIT_PER_MINUTE="0")
+    env = production_like_env("fuzz", API_RATE_LIMIT_PER_MINUTE="0", DEVICE_CODES_PER_MINUTE="0")
     manage(env, "migrate", "--noinput")
     workspace_id = manage(env, "createworkspace", "Fuzz", "--owner", "fuzz@example.com")
     scopes = (

@@ -115,13 +115,13 @@ class AccountAdapter(DefaultAccountAdapter):
         if usage := getattr(self, "_account_usage", None):
             usage.rollback()
 
-    def post_login(self, request: HttpRequest, user, **kwargs: Any) -> HttpResponse:
+    def post_login(self, request: HttpRequest, user: Any, **kwargs: Any) -> HttpResponse:
         """Sign in as allauth does, and remember this browser for the account ceiling."""
         response = super().post_login(request, user, **kwargs)
         remember_device(response, user.email)
         return response
 
-    def sign_in_retry_after(self, request: HttpRequest, **credentials) -> float:
+    def sign_in_retry_after(self, request: HttpRequest, **credentials: Any) -> float:
         """Seconds until the sign-in limits that are full let one more attempt through."""
         now, wait = time.time(), 0.0
         app = "allauth.account"

@@ -1,3 +1,5 @@
+from typing import Any
+
 from allauth.account.forms import LoginForm
 
 PASSWORD_RULES = (
@@ -8,7 +10,7 @@ PASSWORD_RULES = (
 class SignInForm(LoginForm):
     """Allauth's sign-in, labelled as the rest of the dashboard."""
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["login"].label = "E-mail"
         self.fields["login"].widget.attrs.pop("placeholder", None)

@@ -2,6 +2,7 @@
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 from django.conf import settings
 from django.contrib import messages
@@ -15,7 +16,9 @@ SEEN_AT = "seen_at"
 SEEN_RESOLUTION_SECONDS = 60
 
 
-def session_lifetime(get_response: Callable[[HttpRequest], HttpResponse]):
+def session_lifetime(
+    get_response: Callable[[HttpRequest], HttpResponse],
+) -> Callable[[HttpRequest], HttpResponse]:
     def middleware(request: HttpRequest) -> HttpResponse:
         if request.user.is_authenticated:
             now = time.time()
@@ -39,7 +42,7 @@ def session_lifetime(get_response: Callable[[HttpRequest], HttpResponse]):
     return middleware
 
 
-def start_session_clock(sender, request: HttpRequest, user, **kwargs) -> None:
+def start_session_clock(sender: Any, request: HttpRequest, user: Any, **kwargs: Any) -> None:
     """On sign-in: the absolute lifetime and the idle timer start now."""
     if request is not None and hasattr(request, "session"):
         now = time.time()

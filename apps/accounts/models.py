@@ -1,12 +1,15 @@
+from typing import Any, ClassVar
+
 from django.contrib.auth.models import AbstractBaseUser, BaseUserManager, PermissionsMixin
 from django.db import models
+from django.http import HttpRequest
 from django.utils import timezone
 
 
 class UserManager(BaseUserManager["User"]):
     use_in_migrations = True
 
-    def create_user(self, email: str, password: str | None = None, **fields) -> "User":
+    def create_user(self, email: str, password: str | None = None, **fields: Any) -> "User":
         """A user made by an operator (a command, the demo, `createsuperuser`): the operator
         vouches for the address, so it counts as verified. People who sign up themselves go
         through allauth, which verifies the address by e-mail."""
@@ -22,7 +25,7 @@ class UserManager(BaseUserManager["User"]):
         )
         return user
 
-    def create_superuser(self, email: str, password: str | None = None, **fields) -> "User":
+    def create_superuser(self, email: str, password: str | None = None, **fields: Any) -> "User":
         fields.setdefault("is_staff", True)
         fields.setdefault("is_superuser", True)
         return self.create_user(email, password, **fields)
@@ -41,7 +44,13 @@ class User(AbstractBaseUser, PermissionsMixin):
 
     USERNAME_FIELD = "email"
     EMAIL_FIELD = "email"
-    REQUIRED_FIELDS: list[str] = []
+    REQUIRED_FIELDS: ClassVar[list[str]] = []
 
     def __str__(self) -> str:
         return self.email
+
+
+class SignedInRequest(HttpRequest):
+    """A request that passed `login_required`: for the type checker, its user is a User."""
+
+    user: User

@@ -2,6 +2,7 @@
 
 import json
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -83,7 +84,7 @@ def json_body(request: HttpRequest) -> Any:
         raise ApiFailure("invalid-input", "The request body must be a valid JSON object.") from None
 
 
-def iso_time(moment) -> str:
+def iso_time(moment: datetime) -> str:
     """A UTC timestamp as the API writes it: ISO 8601 with a Z."""
     return moment.isoformat().replace("+00:00", "Z")
 

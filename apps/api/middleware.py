@@ -117,7 +117,8 @@ def _log_refusal(request: HttpRequest, response: HttpResponse) -> None:
         " ".join(f"{name}={value}" for name, value in fields.items() if value is not None),
         extra={"refusal": fields},
     )
-    response._has_been_logged = True  # type: ignore[attr-defined] - read by django.utils.log
+    # Read by django.utils.log.log_response, which then writes nothing more.
+    response._has_been_logged = True  # type: ignore[attr-defined]
     api_request_refused.send(sender=None, reason=fields["reason"], key_id=key_id)
 
 

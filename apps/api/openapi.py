@@ -8,7 +8,9 @@ from typing import Any
 from .scopes import ALL_SCOPES
 
 
-def error_response(description: str, reasons: list[str], headers: dict | None = None) -> dict:
+def error_response(
+    description: str, reasons: list[str], headers: dict[str, Any] | None = None
+) -> dict[str, Any]:
     response: dict[str, Any] = {
         "description": description,
         "content": {
@@ -27,7 +29,9 @@ def error_response(description: str, reasons: list[str], headers: dict | None = 
     return response
 
 
-def header(description: str, schema: dict | None = None, *, required: bool = True) -> dict:
+def header(
+    description: str, schema: dict[str, Any] | None = None, *, required: bool = True
+) -> dict[str, Any]:
     return {
         "description": description,
         "required": required,
@@ -35,11 +39,11 @@ def header(description: str, schema: dict | None = None, *, required: bool = Tru
     }
 
 
-def json_body(ref: str) -> dict:
+def json_body(ref: str) -> dict[str, Any]:
     return {"required": True, "content": {"application/json": {"schema": {"$ref": ref}}}}
 
 
-def ok(description: str, ref: str) -> dict:
+def ok(description: str, ref: str) -> dict[str, Any]:
     return {"description": description, "content": {"application/json": {"schema": {"$ref": ref}}}}
 
 
@@ -48,9 +52,9 @@ def form_body(properties: dict[str, Any], required: list[str]) -> dict[str, Any]
     return {"required": True, "content": {"application/x-www-form-urlencoded": {"schema": schema}}}
 
 
-def oauth_error(codes: list[str]) -> dict[str, Any]:
+def oauth_error(codes: list[str], description: str = "") -> dict[str, Any]:
     return {
-        "description": "RFC 6749 error; Cache-Control: no-store.",
+        "description": description or "RFC 6749 error; Cache-Control: no-store.",
         "content": {
             "application/json": {
                 "schema": {

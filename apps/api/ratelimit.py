@@ -16,6 +16,7 @@ import math
 import threading
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 
@@ -105,10 +106,11 @@ class _LocalBuckets:
 _local = _LocalBuckets()
 
 
-def _redis_client():
+def _redis_client() -> Any:
     from django.core.cache import cache
 
-    return cache._cache.get_client(write=True)  # Django's RedisCache: a redis.Redis
+    # Django's RedisCache keeps its redis.Redis client behind _cache.
+    return cache._cache.get_client(write=True)  # type: ignore[attr-defined]
 
 
 def _take_in_redis(bucket: str, now: float, interval: float) -> tuple[bool, float]:

@@ -1,5 +1,7 @@
 """The six scopes a key can hold: Read and/or Write on Products, Communities and Pages."""
 
+from collections.abc import Iterable
+
 GROUPS = ("products", "communities", "pages")
 ACTIONS = ("read", "write")
 ALL_SCOPES: tuple[str, ...] = tuple(f"{group}:{action}" for group in GROUPS for action in ACTIONS)
@@ -7,7 +9,7 @@ WRITE_SCOPES: tuple[str, ...] = tuple(s for s in ALL_SCOPES if s.endswith(":writ
 MEMBER_SCOPES: tuple[str, ...] = ("communities:read", "communities:write")
 
 
-def summarize_scopes(scopes) -> str:
+def summarize_scopes(scopes: Iterable[str] | None) -> str:
     """Scopes as people read them: "Full access", "Read everything", or per resource,
     "Products: read & write · Pages: read"; "No permissions" for none."""
     held = set(scopes or ())

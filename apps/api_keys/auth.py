@@ -83,7 +83,7 @@ def _count_failed_authentication(request: HttpRequest) -> None:
     ip = client_ip(request) or "unknown"
     now = time.time()
     state = rate_limit_take(f"authfail:{ip}", settings.API_AUTH_FAILURES_PER_MINUTE, now=now)
-    if state is not None and state.refused:
+    if state is not None and state.retry_after is not None:  # refused
         blocked_addresses.block(ip, state.retry_after, now)
         raise _too_many_failures(state.retry_after)
 

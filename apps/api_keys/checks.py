@@ -1,6 +1,8 @@
 """System checks for the server's secrets and the leak-report keys (`manage.py check` reports
 them; config/wsgi.py refuses to serve with a weak secret, since gunicorn runs no checks)."""
 
+from typing import Any
+
 from django.conf import settings
 from django.core.checks import Error, Tags, Warning, register
 
@@ -22,7 +24,7 @@ def hash_secret_problem(value: str) -> str | None:
 
 
 @register(Tags.security)
-def check_api_key_hash_secret(app_configs, **kwargs) -> list[Error]:
+def check_api_key_hash_secret(app_configs: Any, **kwargs: Any) -> list[Error]:
     """With DEBUG off, API_KEY_HASH_SECRET must be a real secret: every key's hash depends on it."""
     if settings.DEBUG:
         return []
@@ -52,7 +54,7 @@ def weak_secret_settings() -> list[tuple[str, str]]:
 
 
 @register(Tags.security)
-def check_secret_key(app_configs, **kwargs) -> list[Error]:
+def check_secret_key(app_configs: Any, **kwargs: Any) -> list[Error]:
     """With DEBUG off, SECRET_KEY must be a real secret: with a known one anybody can sign a
     session or an e-mail confirmation link for any address."""
     problems = dict(weak_secret_settings())
@@ -69,7 +71,7 @@ def check_secret_key(app_configs, **kwargs) -> list[Error]:
 
 
 @register(Tags.security)
-def check_secret_scanning_public_keys(app_configs, **kwargs) -> list[Error]:
+def check_secret_scanning_public_keys(app_configs: Any, **kwargs: Any) -> list[Error]:
     """SECRET_SCANNING_PUBLIC_KEYS must parse, or every leak report would be refused."""
     from .leaks import parse_public_keys
 
@@ -88,7 +90,7 @@ def check_secret_scanning_public_keys(app_configs, **kwargs) -> list[Error]:
 
 
 @register(Tags.security, deploy=True)
-def check_shared_rate_limits(app_configs, **kwargs) -> list[Warning]:
+def check_shared_rate_limits(app_configs: Any, **kwargs: Any) -> list[Warning]:
     """Without Redis each app server process counts rate limits on its own."""
     if settings.REDIS_URL or settings.API_RATE_LIMIT_PER_MINUTE <= 0:
         return []

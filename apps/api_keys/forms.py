@@ -1,7 +1,9 @@
 from datetime import date, datetime, time, timedelta
+from typing import Any, cast
 from zoneinfo import ZoneInfo
 
 from django import forms
+from django.http import QueryDict
 from django.utils import timezone
 
 from apps.api.scopes import ALL_SCOPES, GROUPS, MEMBER_SCOPES
@@ -53,18 +55,18 @@ class ApiKeyCreateForm(forms.Form):
 
     def __init__(
         self,
-        *args,
+        *args: Any,
         tz_name: str = "UTC",
         member: bool = False,
         max_days: int = 365,
         allow_no_expiry: bool = True,
-        **kwargs,
+        **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
         self.tz = ZoneInfo(tz_name)
         self.max_days = max_days
         # The workspace's key policy decides which lifetimes are offered.
-        self.fields["expiry"].choices = [
+        self._choice_field("expiry").choices = [
             (value, label)
             for value, label in EXPIRY_CHOICES
             if (value.isdigit() and int(value) <= max_days)
@@ -73,7 +75,8 @@ class ApiKeyCreateForm(forms.Form):
         ]
         self.groups = ("communities",) if member else GROUPS
         allowed = MEMBER_SCOPES if member else ALL_SCOPES
-        self.fields["scopes"].choices = [(s, s) for s in allowed]
+        self.allowed_scopes = allowed
+        self._choice_field("scopes").choices = [(s, s) for s in allowed]
         for group in self.groups:
             self.fields[f"access_{group}"] = forms.ChoiceField(
                 choices=ACCESS_CHOICES, required=False, widget=forms.RadioSelect
@@ -98,7 +101,7 @@ class ApiKeyCreateForm(forms.Form):
             return chosen
         return set(self["scopes"].value() or [])
 
-    def permission_rows(self) -> list[dict]:
+    def permission_rows(self) -> list[dict[str, Any]]:
         """One row per resource: its None / Read / Read & write choice and what each allows."""
         chosen = self._chosen_scopes()
         rows = []
@@ -127,12 +130,12 @@ class ApiKeyCreateForm(forms.Form):
 
     def apply_preset(self, preset: str) -> None:
         """The "Read everything" and "Full access" shortcuts, for browsers without JavaScript."""
-        data = self.data.copy()
+        data = cast(QueryDict, self.data).copy()
         for group in self.groups:
             data[f"access_{group}"] = {"read": "read", "full": "write"}.get(preset, "none")
         self.data = data
 
-    def expiry_options(self) -> list[dict]:
+    def expiry_options(self) -> list[dict[str, Any]]:
         """The expiry radios, each with the date it ends on in the workspace's time zone."""
         now = timezone.localtime(timezone.now(), self.tz)
         options = []
@@ -154,9 +157,12 @@ class ApiKeyCreateForm(forms.Form):
         except InvalidInput as error:
             raise forms.ValidationError(error.message) from None
 
-    def clean(self) -> dict:
-        data = super().clean()
-        allowed = {choice for choice, _ in self.fields["scopes"].choices}
+    def _choice_field(self, name: str) -> forms.ChoiceField:
+        return cast(forms.ChoiceField, self.fields[name])
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        allowed = set(self.allowed_scopes)
         data["scopes"] = sorted(self._chosen_scopes() & allowed)
         if not data["scopes"]:
             self.add_error(

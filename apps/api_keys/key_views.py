@@ -2,13 +2,14 @@
 revoke. Each page function serves both audiences (`pages.KeyPages`)."""
 
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.cache import add_never_cache_headers
 
 from apps.audit.models import AuditEvent
 from apps.audit.services import request_actor
 from apps.common.validation import InvalidInput
+from apps.workspaces.decorators import WorkspaceRequest
 
 from .models import ApiKey
 from .pages import KeyPages, for_both_audiences
@@ -30,13 +31,13 @@ GRACE_CHOICES = [
 ]
 
 
-def _key_or_404(request: HttpRequest, pages: KeyPages, key_id: int) -> ApiKey:
+def _key_or_404(request: WorkspaceRequest, pages: KeyPages, key_id: int) -> ApiKey:
     """Another workspace's key, or another member's, is a 404 like a missing one."""
     return get_object_or_404(pages.keys(request).select_related("user", "revoked_by"), pk=key_id)
 
 
 def _key_page(
-    request: HttpRequest, pages: KeyPages, key: ApiKey, *, status: int = 200, **errors: str
+    request: WorkspaceRequest, pages: KeyPages, key: ApiKey, *, status: int = 200, **errors: str
 ) -> HttpResponse:
     history = AuditEvent.objects.filter(workspace=request.workspace, key=key)[:KEY_HISTORY_LIMIT]
     unused = key.unused_scopes
@@ -52,12 +53,12 @@ def _key_page(
     return render(request, "api_keys/key_detail.html", context, status=status)
 
 
-def key_detail_page(request: HttpRequest, pages: KeyPages, key_id: int) -> HttpResponse:
+def key_detail_page(request: WorkspaceRequest, pages: KeyPages, key_id: int) -> HttpResponse:
     """A key's own page: everything known about it, its history, and forms to change it."""
     return _key_page(request, pages, _key_or_404(request, pages, key_id))
 
 
-def key_details_page(request: HttpRequest, pages: KeyPages, key_id: int) -> HttpResponse:
+def key_details_page(request: WorkspaceRequest, pages: KeyPages, key_id: int) -> HttpResponse:
     """POST: rename a key or change its description."""
     key = _key_or_404(request, pages, key_id)
     try:
@@ -73,7 +74,7 @@ def key_details_page(request: HttpRequest, pages: KeyPages, key_id: int) -> Http
     return redirect(pages.url_name("detail"), key_id=key.pk)
 
 
-def key_narrow_page(request: HttpRequest, pages: KeyPages, key_id: int) -> HttpResponse:
+def key_narrow_page(request: WorkspaceRequest, pages: KeyPages, key_id: int) -> HttpResponse:
     """POST: keep only the ticked permissions, or (`used_only`) those used in 30 days."""
     key = _key_or_404(request, pages, key_id)
     if request.POST.get("used_only"):
@@ -88,7 +89,7 @@ def key_narrow_page(request: HttpRequest, pages: KeyPages, key_id: int) -> HttpR
     return redirect(pages.url_name("detail"), key_id=key.pk)
 
 
-def key_revoke_page(request: HttpRequest, pages: KeyPages, key_id: int) -> HttpResponse:
+def key_revoke_page(request: WorkspaceRequest, pages: KeyPages, key_id: int) -> HttpResponse:
     """GET asks for confirmation (the path without JavaScript); POST revokes."""
     key = _key_or_404(request, pages, key_id)
     context = {**pages.context(request), "key": key}
@@ -105,7 +106,7 @@ def key_revoke_page(request: HttpRequest, pages: KeyPages, key_id: int) -> HttpR
     return redirect(pages.url_name("list"))
 
 
-def key_roll_page(request: HttpRequest, pages: KeyPages, key_id: int) -> HttpResponse:
+def key_roll_page(request: WorkspaceRequest, pages: KeyPages, key_id: int) -> HttpResponse:
     """GET: choose how long the old secret keeps working. POST: roll, show the new secret once.
 
     Only the holder's own keys: an owner or admin never receives a teammate's secret.

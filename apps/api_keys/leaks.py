@@ -149,7 +149,9 @@ def _tell_the_holder(key: ApiKey, url: str) -> None:
     )
 
 
-def leak_report_handle(body: bytes, key_identifier: str, signature_b64: str) -> list[dict]:
+def leak_report_handle(
+    body: bytes, key_identifier: str, signature_b64: str
+) -> list[dict[str, str]]:
     """Verify and act on one report; the answer GitHub expects, one entry per reported token."""
     verify_report_signature(body, key_identifier, signature_b64)
     answer = []

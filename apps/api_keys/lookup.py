@@ -8,10 +8,14 @@ model instances with the same converters the ORM would apply.
 """
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from django.db import connections
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Model
+
+from apps.accounts.models import User
+from apps.workspaces.models import Workspace
 
 from .models import ApiKey
 
@@ -25,7 +29,7 @@ class _Part:
     start: int
     end: int
 
-    def build(self, row: tuple, alias: str, connection) -> Model:
+    def build(self, row: tuple[Any, ...], alias: str, connection: BaseDatabaseWrapper) -> Model:
         values = list(row[self.start : self.end])
         for index, converters in enumerate(self.converters):
             for converter in converters:
@@ -49,10 +53,10 @@ def _prepare(alias: str) -> _Statement:
     connection = connections[alias]
     quote = connection.ops.quote_name
     parts, selects, position = [], [], 0
-    relations = [
+    relations: list[tuple[type[Model], str, str | None]] = [
         (ApiKey, "k", None),
-        (ApiKey._meta.get_field("workspace").related_model, "w", "workspace_id"),
-        (ApiKey._meta.get_field("user").related_model, "u", "user_id"),
+        (Workspace, "w", "workspace_id"),
+        (User, "u", "user_id"),
     ]
     for model, table_alias, _ in relations:
         fields = model._meta.concrete_fields
@@ -61,7 +65,7 @@ def _prepare(alias: str) -> _Statement:
             connection.ops.get_db_converters(col) + col.get_db_converters(connection)
             for col in columns
         ]
-        selects += [f"{table_alias}.{quote(field.column)}" for field in fields]
+        selects += [f"{table_alias}.{quote(str(field.column))}" for field in fields]
         parts.append(
             _Part(
                 model=model,
@@ -75,16 +79,16 @@ def _prepare(alias: str) -> _Statement:
         position += len(fields)
     joins = " ".join(
         f"INNER JOIN {quote(model._meta.db_table)} {table_alias} "
-        f"ON {table_alias}.{quote(model._meta.pk.column)} = k.{quote(column)}"
+        f"ON {table_alias}.{quote(str(model._meta.pk.column))} = k.{quote(str(column))}"
         for model, table_alias, column in relations[1:]
     )
     # Only quoted names from the models' metadata go into the text; the hash is a parameter.
     table = quote(ApiKey._meta.db_table)
     select = f"SELECT {', '.join(selects)} FROM {table} k {joins} WHERE k."  # noqa: S608
     return _Statement(
-        sql=select + quote(ApiKey._meta.get_field("secret_hash").column) + " = %s",
+        sql=select + quote(str(ApiKey._meta.get_field("secret_hash").column)) + " = %s",
         sql_previous=select
-        + quote(ApiKey._meta.get_field("previous_secret_hash").column)
+        + quote(str(ApiKey._meta.get_field("previous_secret_hash").column))
         + " = %s",
         key=parts[0],
         workspace=parts[1],
@@ -108,7 +112,7 @@ def api_key_with_holder(
         row = cursor.fetchone()
     if row is None:
         return None
-    key = statement.key.build(row, alias, connection)
-    key.workspace = statement.workspace.build(row, alias, connection)
-    key.user = statement.user.build(row, alias, connection)
+    key = cast(ApiKey, statement.key.build(row, alias, connection))
+    key.workspace = cast(Workspace, statement.workspace.build(row, alias, connection))
+    key.user = cast(User, statement.user.build(row, alias, connection))
     return key

@@ -59,6 +59,7 @@ def key_links(key: ApiKey, base_url: str) -> dict[str, str]:
 
 
 def _mail_expiry_notice(key: ApiKey, now: datetime) -> None:
+    assert key.expires_at is not None  # only keys that expire get notices
     left = key.expires_at - now
     when = f"in {left.days} days" if left >= timedelta(days=2) else "within a day"
     zone = ZoneInfo(key.workspace.timezone)

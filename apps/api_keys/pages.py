@@ -9,15 +9,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from apps.accounts.sudo import recent_authentication_required
-from apps.workspaces.decorators import workspace_member_required, workspace_staff_required
+from apps.workspaces.decorators import (
+    WorkspaceRequest,
+    workspace_member_required,
+    workspace_staff_required,
+)
 
-from .models import ApiKey
+from .models import ApiKey, ApiKeyQuerySet
 from .snippets import mcp_client_snippets
 
 ACTIONS = ("create", "revoke", "roll", "detail", "details", "narrow", "export", "bulk_revoke")
@@ -37,14 +40,14 @@ class KeyPages:
         name = self.list_page if action == "list" else self.prefix + action
         return f"{self.namespace}:{name}"
 
-    def keys(self, request: HttpRequest) -> QuerySet[ApiKey]:
+    def keys(self, request: WorkspaceRequest) -> ApiKeyQuerySet:
         """Every key these pages may show: looked up through the signed-in user, always."""
-        keys = ApiKey.objects.filter(workspace=request.workspace)  # type: ignore[attr-defined]
+        keys = ApiKey.objects.filter(workspace=request.workspace)
         if self.member:
             keys = keys.filter(user=request.user, kind=ApiKey.Kind.MEMBER)
         return keys
 
-    def context(self, request: HttpRequest) -> dict[str, Any]:
+    def context(self, request: WorkspaceRequest) -> dict[str, Any]:
         mcp_url = request.build_absolute_uri(reverse("mcp"))
         return {
             "member_pages": self.member,
@@ -70,7 +73,7 @@ PORTAL = KeyPages(
     list_page="developer",
 )
 
-Page = Callable[..., HttpResponse]
+Page = Callable[..., HttpResponseBase]
 
 
 def for_both_audiences(page: Page, methods: list[str], *, sudo: bool = False) -> tuple[Page, Page]:
@@ -78,7 +81,7 @@ def for_both_audiences(page: Page, methods: list[str], *, sudo: bool = False) ->
     of the chosen workspace, or a community member in it), sudo mode when `sudo`."""
 
     def build(pages: KeyPages, gate: Callable[[Page], Page]) -> Page:
-        def view(request: HttpRequest, **kwargs: Any) -> HttpResponse:
+        def view(request: WorkspaceRequest, **kwargs: Any) -> HttpResponseBase:
             return page(request, pages, **kwargs)
 
         view.__name__ = view.__qualname__ = f"{pages.namespace}_{page.__name__}"

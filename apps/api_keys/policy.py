@@ -16,7 +16,7 @@ CLI_LIFETIME = timedelta(days=90)
 EXPIRY_DAY_CHOICES = (7, 30, 60, 90, 180, 365)
 
 
-def clean_scopes(value: Any, *, kind: str = "workspace", field: str = "scopes") -> list:
+def clean_scopes(value: Any, *, kind: str = "workspace", field: str = "scopes") -> list[str]:
     """A non-empty set of known scopes, sorted; member keys may hold community scopes only."""
     if not isinstance(value, (list, tuple, set, frozenset)) or not all(
         isinstance(s, str) for s in value
@@ -36,7 +36,11 @@ def clean_scopes(value: Any, *, kind: str = "workspace", field: str = "scopes") 
 
 
 def key_policy_problem(
-    workspace: Workspace, expires_at: datetime | None, *, now: datetime, created_at=None
+    workspace: Workspace,
+    expires_at: datetime | None,
+    *,
+    now: datetime,
+    created_at: datetime | None = None,
 ) -> str | None:
     """Why a key with this expiry is outside the workspace's key policy, or None.
 
@@ -57,7 +61,9 @@ def key_policy_problem(
     return None
 
 
-def clean_expires_at(value: datetime | None, *, now: datetime, field: str = "expires_at"):
+def clean_expires_at(
+    value: datetime | None, *, now: datetime, field: str = "expires_at"
+) -> datetime | None:
     """An expiry in the future and no more than 365 days ahead, or None for no expiry."""
     if value is None:
         return None

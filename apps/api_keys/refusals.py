@@ -4,6 +4,7 @@ every app server adds to the same numbers) in hourly buckets kept a day; the hot
 accepted request never touches them."""
 
 import time
+from typing import Any
 
 from django.core.cache import cache
 
@@ -25,7 +26,7 @@ def _bucket(key_id: int, hour: int, reason: str) -> str:
     return f"gatehouse:refusals:{key_id}:{hour}:{reason}"
 
 
-def api_key_count_refusal(*, key_id: int | None, reason: str, **_signal) -> None:
+def api_key_count_refusal(*, key_id: int | None, reason: str, **_signal: Any) -> None:
     """Add one refusal of `reason` to the key's current hour (the api_request_refused signal)."""
     if key_id is None or reason not in REASONS:
         return

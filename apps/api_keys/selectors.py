@@ -2,14 +2,16 @@
 
 from dataclasses import dataclass, fields
 from datetime import datetime, timedelta
+from typing import Any
 from urllib.parse import urlencode
 
 from django.db.models import Q, QuerySet
+from django.http import QueryDict
 from django.utils import timezone
 
 from apps.common.validation import parse_id
 
-from .models import UNUSED_AFTER, ApiKey, ApiKeyState
+from .models import UNUSED_AFTER, ApiKey, ApiKeyQuerySet, ApiKeyState
 
 STATES = ("all", *ApiKeyState.values)
 KINDS = {"all": "All kinds", "workspace": "Workspace", "member": "Member", "cli": "CLI"}
@@ -31,7 +33,7 @@ class KeyFilters:
     ignored: tuple[str, ...] = ()
 
     @classmethod
-    def from_query(cls, query) -> "KeyFilters":
+    def from_query(cls, query: QueryDict) -> "KeyFilters":
         state, kind = query.get("state", "all"), query.get("kind", "all")
         holder, q = query.get("holder", ""), query.get("q", "").strip()
         valid = {
@@ -51,7 +53,7 @@ class KeyFilters:
             ignored=tuple(name for name, ok in valid.items() if not ok),
         )
 
-    def as_query(self, **changes) -> str:
+    def as_query(self, **changes: Any) -> str:
         """The query string of these filters (with `changes`), defaults left out."""
         values = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "ignored"}
         values.update(changes)
@@ -68,7 +70,7 @@ class KeyFilters:
     def active(self) -> bool:
         return bool(self.as_query())
 
-    def apply(self, keys: QuerySet[ApiKey], now: datetime | None = None) -> QuerySet[ApiKey]:
+    def apply(self, keys: ApiKeyQuerySet, now: datetime | None = None) -> ApiKeyQuerySet:
         now = now or timezone.now()
         if self.state != "all":
             keys = keys.in_state(self.state, now)

@@ -3,11 +3,12 @@ the CSV inventory, revoking a selection. One function per page serves both audie
 (`pages.KeyPages`); a key's own pages are in `key_views.py`."""
 
 import secrets
+from collections.abc import Iterator
 from typing import Any
 
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.template.defaultfilters import pluralize
 from django.utils import timezone
@@ -16,6 +17,7 @@ from django.utils.cache import add_never_cache_headers
 from apps.audit.services import request_actor
 from apps.common.spreadsheet import csv_lines
 from apps.common.validation import InvalidInput, parse_id
+from apps.workspaces.decorators import WorkspaceRequest
 
 from .forms import ApiKeyCreateForm
 from .models import ApiKey
@@ -44,7 +46,7 @@ INVENTORY_COLUMNS = [
 CONSUMED_FORMS_SESSION_KEY = "api_keys_consumed_forms"
 
 
-def _consume_form_token(request: HttpRequest, token: str) -> bool:
+def _consume_form_token(request: WorkspaceRequest, token: str) -> bool:
     """Mark a create form as used; False when it was used before."""
     consumed: list[str] = request.session.get(CONSUMED_FORMS_SESSION_KEY, [])
     if token in consumed:
@@ -53,7 +55,7 @@ def _consume_form_token(request: HttpRequest, token: str) -> bool:
     return True
 
 
-def key_list_page(request: HttpRequest, pages: KeyPages) -> HttpResponse:
+def key_list_page(request: WorkspaceRequest, pages: KeyPages) -> HttpResponse:
     filters = KeyFilters.from_query(request.GET)
     all_keys = pages.keys(request)
     keys = filters.apply(all_keys.select_related("user", "revoked_by"))
@@ -75,13 +77,13 @@ def key_list_page(request: HttpRequest, pages: KeyPages) -> HttpResponse:
     )
 
 
-def key_export_page(request: HttpRequest, pages: KeyPages) -> StreamingHttpResponse:
+def key_export_page(request: WorkspaceRequest, pages: KeyPages) -> StreamingHttpResponse:
     """The filtered inventory as CSV: everything on the list, never a secret or a hash."""
     filters = KeyFilters.from_query(request.GET)
     keys = filters.apply(pages.keys(request).select_related("user"))
     now = timezone.now()
 
-    def rows():
+    def rows() -> Iterator[list[str]]:
         yield INVENTORY_COLUMNS
         for key in keys.iterator(chunk_size=500):
             yield [
@@ -106,7 +108,7 @@ def key_export_page(request: HttpRequest, pages: KeyPages) -> StreamingHttpRespo
     return response
 
 
-def key_bulk_revoke_page(request: HttpRequest, pages: KeyPages) -> HttpResponse:
+def key_bulk_revoke_page(request: WorkspaceRequest, pages: KeyPages) -> HttpResponse:
     """Revoke several keys in one confirmed step: the list's selection is shown for confirmation,
     then revoked. Keys outside the user's reach, or no longer active, are left out."""
     ids = [key_id for raw in request.POST.getlist("keys") if (key_id := parse_id(raw))]
@@ -129,10 +131,10 @@ def key_bulk_revoke_page(request: HttpRequest, pages: KeyPages) -> HttpResponse:
     return redirect(pages.url_name("list"))
 
 
-def _create_form_initial(request: HttpRequest, pages: KeyPages) -> dict[str, Any]:
+def _create_form_initial(request: WorkspaceRequest, pages: KeyPages) -> dict[str, Any]:
     """A new form: the longest expiry the policy offers, and with `?from=<key id>` ("re-create")
     the name, description and permissions of that key."""
-    workspace = request.workspace  # type: ignore[attr-defined]
+    workspace = request.workspace
     offered = [days for days in EXPIRY_DAY_CHOICES if days <= workspace.key_max_lifetime_days]
     initial: dict[str, Any] = {
         "expiry": str(offered[-1]) if offered else "custom",
@@ -145,9 +147,9 @@ def _create_form_initial(request: HttpRequest, pages: KeyPages) -> dict[str, Any
     return initial
 
 
-def key_create_page(request: HttpRequest, pages: KeyPages) -> HttpResponse:
+def key_create_page(request: WorkspaceRequest, pages: KeyPages) -> HttpResponse:
     workspace = request.workspace
-    form_options = {
+    form_options: dict[str, Any] = {
         "tz_name": workspace.timezone,
         "member": pages.member,
         "max_days": workspace.key_max_lifetime_days,

@@ -46,7 +46,7 @@ def human_value(field: str, value: Any) -> str:
     return str(value)
 
 
-def event_change(event: AuditEvent) -> dict | None:
+def event_change(event: AuditEvent) -> dict[str, Any] | None:
     """The before → after of a settings, role, rename or narrowing event, labelled."""
     data = event.data or {}
     if "before" not in data and "after" not in data:

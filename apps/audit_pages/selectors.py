@@ -4,6 +4,7 @@ from urllib.parse import urlencode
 from zoneinfo import ZoneInfo
 
 from django.db.models import QuerySet
+from django.http import QueryDict
 
 from apps.audit.models import Action, AuditEvent
 from apps.common.validation import parse_id
@@ -26,7 +27,7 @@ class AuditFilters:
     ignored: tuple[str, ...] = ()
 
     @classmethod
-    def from_query(cls, query) -> "AuditFilters":
+    def from_query(cls, query: QueryDict) -> "AuditFilters":
         action = query.get("action", "")
         actor = query.get("actor", "")
         key = query.get("key", "")

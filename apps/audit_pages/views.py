@@ -5,15 +5,16 @@ from datetime import UTC
 from zoneinfo import ZoneInfo
 
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.db.models import QuerySet
+from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
 from apps.api.scopes import summarize_scopes
-from apps.audit.models import Action
+from apps.audit.models import Action, AuditEvent
 from apps.common.spreadsheet import csv_lines
-from apps.workspaces.decorators import workspace_staff_required
+from apps.workspaces.decorators import WorkspaceRequest, workspace_staff_required
 
 from .presentation import event_change, event_details, event_subject, human_value
 from .selectors import AuditFilters, audit_events, audit_filter_choices
@@ -41,15 +42,16 @@ CSV_COLUMNS = [
 
 @require_http_methods(["GET"])
 @workspace_staff_required()
-def audit_log(request: HttpRequest) -> HttpResponse:
+def audit_log(request: WorkspaceRequest) -> HttpResponse:
     filters = AuditFilters.from_query(request.GET)
     page = Paginator(audit_events(request.workspace, filters), EVENTS_PER_PAGE).get_page(
         request.GET.get("page")
     )
     for event in page.object_list:
-        event.change = event_change(event)
-        event.subject_label = event_subject(event)
-        event.details = event_details(event)
+        # What the template shows of each event, in words.
+        event.change = event_change(event)  # type: ignore[attr-defined]
+        event.subject_label = event_subject(event)  # type: ignore[attr-defined]
+        event.details = event_details(event)  # type: ignore[attr-defined]
     return render(
         request,
         "audit/log.html",
@@ -63,7 +65,7 @@ def audit_log(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _rows(events, zone: ZoneInfo) -> Iterator[list[str]]:
+def _rows(events: QuerySet[AuditEvent], zone: ZoneInfo) -> Iterator[list[str]]:
     """One row per event, one column per fact, values as the page shows them."""
     yield CSV_COLUMNS
     for event in events.iterator(chunk_size=500):
@@ -91,7 +93,7 @@ def _rows(events, zone: ZoneInfo) -> Iterator[list[str]]:
 
 @require_http_methods(["GET"])
 @workspace_staff_required()
-def audit_export(request: HttpRequest) -> StreamingHttpResponse:
+def audit_export(request: WorkspaceRequest) -> StreamingHttpResponse:
     filters = AuditFilters.from_query(request.GET)
     response = StreamingHttpResponse(
         csv_lines(

@@ -10,6 +10,7 @@ most once a minute. The API's rate limiter shares the same record of Redis's hea
 import logging
 import math
 import time
+from collections.abc import Callable
 from typing import Any
 
 from django.core.cache.backends.locmem import LocMemCache
@@ -59,7 +60,7 @@ class RedisHealth:
 redis_health = RedisHealth()
 
 
-def _degradable(name: str):
+def _degradable(name: str) -> Callable[..., Any]:
     def method(self: "FailOpenRedisCache", *args: Any, **kwargs: Any) -> Any:
         if redis_health.should_try():
             try:

@@ -22,7 +22,9 @@ CONTENT_SECURITY_POLICY = "; ".join(
 )
 
 
-def content_security_policy(get_response: Callable[[HttpRequest], HttpResponse]):
+def content_security_policy(
+    get_response: Callable[[HttpRequest], HttpResponse],
+) -> Callable[[HttpRequest], HttpResponse]:
     def middleware(request: HttpRequest) -> HttpResponse:
         response = get_response(request)
         response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)

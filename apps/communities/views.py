@@ -1,7 +1,7 @@
 """Communities in the owner's dashboard: create them, add and remove members."""
 
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.defaultfilters import pluralize
 from django.urls import reverse
@@ -11,7 +11,7 @@ from apps.accounts.models import User
 from apps.audit.services import request_actor
 from apps.common.validation import InvalidInput
 from apps.invitations.services import invitation_create, pending_invitations
-from apps.workspaces.decorators import workspace_staff_required
+from apps.workspaces.decorators import WorkspaceRequest, workspace_staff_required
 from apps.workspaces.models import Membership
 
 from .forms import AddMemberForm, CommunityForm
@@ -19,13 +19,13 @@ from .models import Community
 from .services import community_create, community_member_remove
 
 
-def get_workspace_community_or_404(request: HttpRequest, community_id: int) -> Community:
+def get_workspace_community_or_404(request: WorkspaceRequest, community_id: int) -> Community:
     return get_object_or_404(Community, pk=community_id, workspace=request.workspace)
 
 
 @require_http_methods(["GET", "POST"])
 @workspace_staff_required()
-def community_list(request: HttpRequest) -> HttpResponse:
+def community_list(request: WorkspaceRequest) -> HttpResponse:
     form = CommunityForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         community = community_create(workspace=request.workspace, name=form.cleaned_data["name"])
@@ -37,7 +37,7 @@ def community_list(request: HttpRequest) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 @workspace_staff_required()
-def community_detail(request: HttpRequest, community_id: int) -> HttpResponse:
+def community_detail(request: WorkspaceRequest, community_id: int) -> HttpResponse:
     community = get_workspace_community_or_404(request, community_id)
     form = AddMemberForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
@@ -74,7 +74,9 @@ def community_detail(request: HttpRequest, community_id: int) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 @workspace_staff_required()
-def community_member_delete(request: HttpRequest, community_id: int, user_id: int) -> HttpResponse:
+def community_member_delete(
+    request: WorkspaceRequest, community_id: int, user_id: int
+) -> HttpResponse:
     """GET asks for confirmation (the path without JavaScript); POST removes."""
     community = get_workspace_community_or_404(request, community_id)
     user = get_object_or_404(User, pk=user_id, community_memberships__community=community)

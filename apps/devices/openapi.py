@@ -72,6 +72,9 @@ def device_code_path() -> dict[str, Any]:
                     },
                 },
                 "400": oauth_error(["invalid_client", "invalid_scope", "invalid_request"]),
+                "429": oauth_error(
+                    ["slow_down"], "Too many login requests from this address; see Retry-After."
+                ),
             },
         },
     }
@@ -127,6 +130,8 @@ def token_path() -> dict[str, Any]:
                         "expired_token",
                         "invalid_grant",
                         "invalid_client",
+                        "invalid_request",
+                        "unsupported_grant_type",
                     ]
                 ),
             },
@@ -158,7 +163,8 @@ def revoke_path() -> dict[str, Any]:
                     "content": {
                         "application/json": {"schema": {"type": "object", "maxProperties": 0}}
                     },
-                }
+                },
+                "400": oauth_error(["invalid_request"], "No token was sent."),
             },
         },
     }

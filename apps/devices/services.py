@@ -121,7 +121,9 @@ def device_token_poll(
     return outcome
 
 
-def _poll_locked(device_code: str, *, ip: str | None, now: datetime):
+def _poll_locked(
+    device_code: str, *, ip: str | None, now: datetime
+) -> CreatedApiKey | DeviceGrantError:
     authorization = (
         DeviceAuthorization.objects.select_for_update()
         .filter(device_code_hash=tokens.hash_secret(device_code or ""))
@@ -147,9 +149,12 @@ def _poll_locked(device_code: str, *, ip: str | None, now: datetime):
     return _issue_cli_key(authorization, ip=ip, now=now)
 
 
-def _issue_cli_key(authorization: DeviceAuthorization, *, ip: str | None, now: datetime):
+def _issue_cli_key(
+    authorization: DeviceAuthorization, *, ip: str | None, now: datetime
+) -> CreatedApiKey | DeviceGrantError:
     """Mint the CLI key of an approved login and revoke the installation's previous one."""
     user, workspace = authorization.user, authorization.workspace
+    assert user is not None and workspace is not None  # set on approval
     problem = device_approval_problem(user, workspace, now=now)
     if problem:  # the role, the team or a policy changed between approval and this poll
         authorization.status = DeviceAuthorization.Status.DENIED

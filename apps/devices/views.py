@@ -1,5 +1,7 @@
 """The OAuth device endpoints the CLI calls, and the /device page where a person approves."""
 
+from typing import Any
+
 from allauth.mfa.utils import is_mfa_enabled
 from django.conf import settings
 from django.contrib import messages
@@ -10,6 +12,7 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods, require_POST
 
+from apps.accounts.models import SignedInRequest
 from apps.accounts.sudo import recent_authentication_required
 from apps.api.ratelimit import rate_limit_take
 from apps.api.scopes import ACTIONS, GROUPS
@@ -37,7 +40,7 @@ from .services import (
 DEVICE_CODE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
 
 
-def _oauth_json(data: dict, status: int = 200) -> JsonResponse:
+def _oauth_json(data: dict[str, Any], status: int = 200) -> JsonResponse:
     response = JsonResponse(data, status=status)
     response["Cache-Control"] = "no-store"
     response["Pragma"] = "no-cache"
@@ -124,7 +127,7 @@ def token(request: HttpRequest) -> JsonResponse:
     )
 
 
-def _staff_memberships(request: HttpRequest) -> list[Membership]:
+def _staff_memberships(request: SignedInRequest) -> list[Membership]:
     """The workspaces this person may log the CLI in to: owner or admin there, and a second
     factor set up where the workspace requires one (as every dashboard page demands)."""
     memberships = (
@@ -137,7 +140,7 @@ def _staff_memberships(request: HttpRequest) -> list[Membership]:
     return [m for m in memberships if not m.workspace.require_two_factor]
 
 
-def _two_factor_first(request: HttpRequest) -> HttpResponse | None:
+def _two_factor_first(request: SignedInRequest) -> HttpResponse | None:
     """The way to the two-factor set-up when every workspace of this person's requires it."""
     blocked = (
         Membership.objects.filter(
@@ -156,7 +159,7 @@ def _two_factor_first(request: HttpRequest) -> HttpResponse | None:
     return redirect("mfa_index")
 
 
-def _scope_rows(requested: list[str], chosen: list[str]) -> list[dict]:
+def _scope_rows(requested: list[str], chosen: list[str]) -> list[dict[str, Any]]:
     """The Read/Write matrix of key creation, limited to what the CLI asked for."""
     return [
         {
@@ -178,11 +181,11 @@ def _scope_rows(requested: list[str], chosen: list[str]) -> list[dict]:
 @login_required
 @require_http_methods(["GET", "POST"])
 @recent_authentication_required
-def approve(request: HttpRequest) -> HttpResponse:
+def approve(request: SignedInRequest) -> HttpResponse:
     """/device: enter (or confirm) the code the terminal shows, then approve or deny."""
     memberships = _staff_memberships(request)
     raw_code = request.POST.get("user_code") or request.GET.get("user_code")
-    context: dict = {"memberships": memberships, "user_code": raw_code or ""}
+    context: dict[str, Any] = {"memberships": memberships, "user_code": raw_code or ""}
     if not memberships:
         if (refusal := _two_factor_first(request)) is not None:
             return refusal
@@ -233,7 +236,9 @@ def approve(request: HttpRequest) -> HttpResponse:
 def revoke(request: HttpRequest) -> JsonResponse:
     """POST /oauth/revoke (RFC 7009): `gatehouse logout`. Holding a key is enough to revoke it;
     an unknown or already revoked token is answered the same way, as the RFC asks."""
-    key = api_key_find_by_secret(request.POST.get("token", ""))
+    if "token" not in request.POST:
+        return _oauth_error(DeviceGrantError("invalid_request", "Send the token to revoke."))
+    key = api_key_find_by_secret(request.POST["token"])
     if key is not None:
         api_key_revoke(key=key, actor=Actor.of_key(key, client_ip(request)))
     return _oauth_json({})

@@ -62,6 +62,6 @@ class Invitation(models.Model):
     @property
     def place(self) -> str:
         """What accepting gives, in words: "admin of Acme" or "the community Makers in Acme"."""
-        if self.community_id:
+        if self.community is not None:
             return f"the community {self.community.name} in {self.workspace.name}"
         return f"{self.get_role_display().lower()} of {self.workspace.name}"

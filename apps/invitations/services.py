@@ -10,6 +10,7 @@ from allauth.account.models import EmailAddress
 from django.conf import settings
 from django.core.mail import send_mail
 from django.db import transaction
+from django.db.models import QuerySet
 from django.urls import reverse
 from django.utils import timezone
 
@@ -74,7 +75,7 @@ def _send_on_commit(invitation: Invitation, token: str, base_url: str) -> str:
     return link
 
 
-def _pending(queryset):
+def _pending(queryset: QuerySet[Invitation]) -> QuerySet[Invitation]:
     return queryset.filter(
         accepted_at__isnull=True, withdrawn_at__isnull=True, expires_at__gt=timezone.now()
     )
@@ -129,9 +130,9 @@ def invitation_create(
     return invitation, link
 
 
-def _audit_data(invitation: Invitation, **extra) -> dict:
+def _audit_data(invitation: Invitation, **extra: Any) -> dict[str, Any]:
     data = {"email": invitation.email, "role": invitation.role}
-    if invitation.community_id:
+    if invitation.community is not None:
         data["community"] = invitation.community.name
     return {**data, **extra}
 
@@ -229,7 +230,7 @@ def invitation_accept(*, invitation: Invitation, user: User, ip: str | None) -> 
             if membership.role == Membership.Role.MEMBER or current.role == Membership.Role.OWNER:
                 membership.role = current.role
                 membership.save(update_fields=["role"])
-        if current.community_id is not None:
+        if current.community is not None:
             current.community.memberships.get_or_create(user=user)
         current.accepted_at = timezone.now()
         current.accepted_by = user
@@ -244,7 +245,9 @@ def invitation_accept(*, invitation: Invitation, user: User, ip: str | None) -> 
     return membership
 
 
-def pending_invitations(workspace: Workspace, *, community: "Community | None" = None):
+def pending_invitations(
+    workspace: Workspace, *, community: "Community | None" = None
+) -> QuerySet[Invitation]:
     """Invitations not yet accepted or withdrawn (expired ones included, to be re-sent)."""
     return (
         Invitation.objects.filter(

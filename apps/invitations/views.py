@@ -1,5 +1,7 @@
 """The invitation link a person follows, and the team's and communities' pending lists."""
 
+from typing import cast
+
 from allauth.account.adapter import get_adapter
 from django.contrib import messages
 from django.contrib.auth import REDIRECT_FIELD_NAME
@@ -10,11 +12,12 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_http_methods
 
+from apps.accounts.models import SignedInRequest
 from apps.accounts.sudo import recent_authentication_required
 from apps.audit.services import request_actor
 from apps.common.http import client_ip
 from apps.common.validation import InvalidInput
-from apps.workspaces.decorators import workspace_staff_required
+from apps.workspaces.decorators import WorkspaceRequest, workspace_staff_required
 from apps.workspaces.models import Membership
 from apps.workspaces.selectors import choose_workspace
 
@@ -69,7 +72,7 @@ def invitation_open(request: HttpRequest, token: str) -> HttpResponse:
             messages.error(request, error.message)
             return redirect(here)
         request.session.pop("invitation_email", None)
-        choose_workspace(request, membership.workspace_id)
+        choose_workspace(cast(SignedInRequest, request), membership.workspace_id)
         messages.success(request, f"You are now {invitation.place}.")
         if membership.role == Membership.Role.MEMBER:
             return redirect("portal:home")
@@ -77,7 +80,7 @@ def invitation_open(request: HttpRequest, token: str) -> HttpResponse:
     return render(request, "invitations/open.html", {"invitation": invitation})
 
 
-def _workspace_invitation(request: HttpRequest, invitation_id: int) -> Invitation:
+def _workspace_invitation(request: WorkspaceRequest, invitation_id: int) -> Invitation:
     invitation = get_object_or_404(
         Invitation.objects.select_related("workspace", "community", "invited_by"),
         pk=invitation_id,
@@ -89,7 +92,7 @@ def _workspace_invitation(request: HttpRequest, invitation_id: int) -> Invitatio
     return invitation
 
 
-def _back(request: HttpRequest, invitation: Invitation) -> HttpResponse:
+def _back(request: WorkspaceRequest, invitation: Invitation) -> HttpResponse:
     if invitation.community_id:
         return redirect("communities:detail", community_id=invitation.community_id)
     return redirect("team:list")
@@ -98,7 +101,7 @@ def _back(request: HttpRequest, invitation: Invitation) -> HttpResponse:
 @require_http_methods(["POST"])
 @workspace_staff_required()
 @recent_authentication_required
-def invitation_resend_view(request: HttpRequest, invitation_id: int) -> HttpResponse:
+def invitation_resend_view(request: WorkspaceRequest, invitation_id: int) -> HttpResponse:
     invitation = _workspace_invitation(request, invitation_id)
     try:
         invitation_resend(
@@ -116,7 +119,7 @@ def invitation_resend_view(request: HttpRequest, invitation_id: int) -> HttpResp
 @require_http_methods(["POST"])
 @workspace_staff_required()
 @recent_authentication_required
-def invitation_withdraw_view(request: HttpRequest, invitation_id: int) -> HttpResponse:
+def invitation_withdraw_view(request: WorkspaceRequest, invitation_id: int) -> HttpResponse:
     invitation = _workspace_invitation(request, invitation_id)
     try:
         invitation_withdraw(invitation=invitation, actor=request_actor(request))

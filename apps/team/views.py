@@ -3,7 +3,7 @@
 from django import forms
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
@@ -12,7 +12,7 @@ from apps.accounts.sudo import recent_authentication_required
 from apps.audit.services import request_actor
 from apps.common.validation import InvalidInput
 from apps.invitations.services import invitation_create, pending_invitations
-from apps.workspaces.decorators import workspace_staff_required
+from apps.workspaces.decorators import WorkspaceRequest, workspace_staff_required
 from apps.workspaces.models import Membership
 from apps.workspaces.selectors import STAFF_ROLES
 from apps.workspaces.services import team_change_role, team_remove
@@ -25,14 +25,14 @@ class TeamInviteForm(forms.Form):
     role = forms.ChoiceField(choices=ROLE_CHOICES, initial=Membership.Role.ADMIN)
 
 
-def _is_owner(request: HttpRequest) -> bool:
+def _is_owner(request: WorkspaceRequest) -> bool:
     return request.membership.role == Membership.Role.OWNER
 
 
 @require_http_methods(["GET", "POST"])
 @workspace_staff_required()
 @recent_authentication_required(allow_get=True)
-def team(request: HttpRequest) -> HttpResponse:
+def team(request: WorkspaceRequest) -> HttpResponse:
     form = TeamInviteForm(request.POST or None)
     if request.method == "POST":
         if not _is_owner(request):
@@ -76,7 +76,7 @@ def team(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["POST"])
 @workspace_staff_required(owner_only=True)
 @recent_authentication_required
-def team_member_update(request: HttpRequest, membership_id: int) -> HttpResponse:
+def team_member_update(request: WorkspaceRequest, membership_id: int) -> HttpResponse:
     membership = get_object_or_404(
         Membership.objects.select_related("user", "workspace"),
         pk=membership_id,
@@ -102,7 +102,7 @@ def team_member_update(request: HttpRequest, membership_id: int) -> HttpResponse
 @require_http_methods(["GET", "POST"])
 @workspace_staff_required(owner_only=True)
 @recent_authentication_required(allow_get=True)
-def team_member_remove(request: HttpRequest, membership_id: int) -> HttpResponse:
+def team_member_remove(request: WorkspaceRequest, membership_id: int) -> HttpResponse:
     """GET asks for confirmation (the path without JavaScript); POST removes."""
     membership = get_object_or_404(
         Membership.objects.select_related("user", "workspace"),

@@ -1,3 +1,5 @@
+from typing import Any
+
 from django.http import HttpRequest
 from django.urls import reverse
 
@@ -5,7 +7,7 @@ from .models import Membership
 from .selectors import current_membership, user_memberships
 
 
-def navigation(request: HttpRequest) -> dict:
+def navigation(request: HttpRequest) -> dict[str, Any]:
     """The workspace name and the side navigation of the base layout: the owner's dashboard,
     or the member portal for community members (and on the portal's own pages)."""
     user = getattr(request, "user", None)
@@ -15,7 +17,7 @@ def navigation(request: HttpRequest) -> dict:
     if membership is None:
         return {}
     if membership.role == Membership.Role.MEMBER:
-        items = [
+        items: list[dict[str, Any]] = [
             {"label": "Communities", "url": reverse("portal:home"), "exact": True},
             {"label": "Settings → Developer", "url": reverse("portal:developer")},
         ]

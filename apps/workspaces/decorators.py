@@ -8,11 +8,24 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect
 from django.utils import timezone
+from django_htmx.middleware import HtmxDetails
 
-from .models import Membership
+from apps.accounts.models import SignedInRequest
+
+from .models import Membership, Workspace
 from .selectors import STAFF_ROLES, current_membership
+
+
+class WorkspaceRequest(SignedInRequest):
+    """A request that passed `workspace_staff_required` or `workspace_member_required`: the
+    signed-in user, their place in the chosen workspace, and that workspace."""
+
+    membership: Membership
+    workspace: Workspace
+    htmx: HtmxDetails
 
 
 def _two_factor_missing(request: HttpRequest, membership: Membership) -> HttpResponse | None:
@@ -27,7 +40,13 @@ def _two_factor_missing(request: HttpRequest, membership: Membership) -> HttpRes
     return redirect("mfa_index")
 
 
-def _in_workspace(request: HttpRequest, membership: Membership, view, *args, **kwargs):
+def _in_workspace(
+    request: HttpRequest,
+    membership: Membership,
+    view: Callable[..., HttpResponseBase],
+    *args: Any,
+    **kwargs: Any,
+) -> HttpResponseBase:
     """Run the view for `membership`'s workspace, every time shown in its time zone."""
     request.membership = membership  # type: ignore[attr-defined]
     request.workspace = membership.workspace  # type: ignore[attr-defined]
@@ -41,17 +60,17 @@ def _in_workspace(request: HttpRequest, membership: Membership, view, *args, **k
 
 def workspace_staff_required(
     *, owner_only: bool = False
-) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
+) -> Callable[[Callable[..., HttpResponseBase]], Callable[..., HttpResponseBase]]:
     """Sign-in required, then an owner or admin role in the chosen workspace (an owner with
     `owner_only`), and a second factor when that workspace requires one.
 
     Sets `request.membership` and `request.workspace` for the view; anyone else gets 403.
     """
 
-    def decorator(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    def decorator(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
         @login_required
         @wraps(view)
-        def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
             membership = current_membership(request)
             if membership is None or membership.role not in STAFF_ROLES:
                 raise PermissionDenied(
@@ -71,7 +90,9 @@ def workspace_staff_required(
     return decorator
 
 
-def workspace_member_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+def workspace_member_required(
+    view: Callable[..., HttpResponseBase],
+) -> Callable[..., HttpResponseBase]:
     """Sign-in required, then a community member's place in the chosen workspace (the member
     portal), and a second factor when that workspace requires one.
 
@@ -80,7 +101,7 @@ def workspace_member_required(view: Callable[..., HttpResponse]) -> Callable[...
 
     @login_required
     @wraps(view)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         membership = current_membership(request)
         if membership is None or membership.role != Membership.Role.MEMBER:
             raise PermissionDenied("The member portal is for community members.")

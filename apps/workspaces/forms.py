@@ -1,6 +1,7 @@
 from collections import defaultdict
+from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 from zoneinfo import ZoneInfo
 
 from django import forms
@@ -77,14 +78,18 @@ class WorkspaceSettingsForm(forms.Form):
         "passkey are asked to add one before they reach the workspace.",
     )
 
-    def __init__(self, *args: Any, workspace: Workspace, user=None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, workspace: Workspace, user: Any = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.workspace = workspace
         self.user = user
-        self.fields["timezone"].choices = grouped_timezones(workspace.timezone)
-        self.fields["default_video_quality"].choices = video_qualities_for_plan(workspace.plan)
+        cast(forms.ChoiceField, self.fields["timezone"]).choices = grouped_timezones(
+            workspace.timezone
+        )
+        cast(
+            forms.ChoiceField, self.fields["default_video_quality"]
+        ).choices = video_qualities_for_plan(workspace.plan)
 
-    def video_quality_options(self) -> list[dict]:
+    def video_quality_options(self) -> list[dict[str, Any]]:
         """Every quality, those above the plan disabled and named with the plan that unlocks
         them."""
         allowed = {value for value, _ in video_qualities_for_plan(self.workspace.plan)}
@@ -106,7 +111,7 @@ class WorkspaceSettingsForm(forms.Form):
             )
         return options
 
-    def _shared(self, cleaner, field: str, *extra: Any) -> Any:
+    def _shared(self, cleaner: Callable[..., Any], field: str, *extra: Any) -> Any:
         try:
             return cleaner(self.cleaned_data[field], *extra)
         except InvalidInput as error:

@@ -3,10 +3,10 @@ workspace they chose in the header."""
 
 import uuid
 
-from django.db.models import Case, IntegerField, Value, When
+from django.db.models import Case, IntegerField, QuerySet, Value, When
 from django.http import HttpRequest
 
-from apps.accounts.models import User
+from apps.accounts.models import SignedInRequest, User
 
 from .models import Membership, Workspace
 
@@ -26,7 +26,7 @@ def workspace_for_operator(raw: str) -> "Workspace":
     return workspace
 
 
-def user_memberships(user: User):
+def user_memberships(user: User) -> QuerySet[Membership]:
     """Every place the user has, staff places first, then the oldest first."""
     return (
         Membership.objects.select_related("workspace")
@@ -56,11 +56,11 @@ def current_membership(request: HttpRequest) -> Membership | None:
             membership = memberships.filter(workspace_id=chosen).first()
         if membership is None:
             membership = memberships.first()
-    request._current_membership = membership
+    request._current_membership = membership  # type: ignore[attr-defined]
     return membership
 
 
-def choose_workspace(request: HttpRequest, workspace_id) -> Membership | None:
+def choose_workspace(request: SignedInRequest, workspace_id: object) -> Membership | None:
     """Make `workspace_id` the workspace every page shows, if the user still belongs to it."""
     try:
         workspace_id = uuid.UUID(str(workspace_id))
@@ -69,7 +69,7 @@ def choose_workspace(request: HttpRequest, workspace_id) -> Membership | None:
     membership = user_memberships(request.user).filter(workspace_id=workspace_id).first()
     if membership is not None:
         request.session[CHOSEN_WORKSPACE_SESSION_KEY] = str(membership.workspace_id)
-        request._current_membership = membership
+        request._current_membership = membership  # type: ignore[attr-defined]
     return membership
 
 

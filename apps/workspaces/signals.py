@@ -1,5 +1,7 @@
 """Facts the tenant core publishes for the apps above it to act on, without naming them."""
 
+from typing import Any
+
 from django.dispatch import Signal
 
 # Someone lost a place in a workspace: removed from the team, or from a community of it.
@@ -15,6 +17,7 @@ place_removed = Signal()
 holder_removed = Signal()
 
 
-def revoke_keys_of_removed(**facts) -> int:
+def revoke_keys_of_removed(**facts: Any) -> int:
     """Send `holder_removed` and add up how many keys the receivers revoked."""
-    return sum(count or 0 for _, count in holder_removed.send(sender=None, **facts))
+    answers = holder_removed.send(sender=None, **facts)
+    return sum(int(count or 0) for _, count in answers)

@@ -4,6 +4,7 @@ It lives with workspaces rather than accounts because it creates one: accounts s
 tenant core and never name it."""
 
 import time
+from typing import Any
 
 from allauth.account.forms import SignupForm
 from allauth.core import context
@@ -11,6 +12,7 @@ from django import forms
 from django.conf import settings
 from django.contrib.auth.hashers import make_password
 from django.db import transaction
+from django.http import HttpRequest
 
 from apps.accounts.forms import PASSWORD_RULES
 from apps.common.validation import InvalidInput
@@ -28,7 +30,7 @@ class SignUpForm(SignupForm):
 
     workspace_name = forms.CharField(max_length=100, label="Workspace name")
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["email"].label = "E-mail"
         self.fields["email"].widget.attrs.pop("placeholder", None)
@@ -54,7 +56,7 @@ class SignUpForm(SignupForm):
             )
         return email
 
-    def try_save(self, request):
+    def try_save(self, request: HttpRequest) -> Any:
         """Sign up, or (for a taken address) e-mail its owner instead, in the same time.
 
         A taken address skips the account's creation, so without care it would answer many
@@ -76,6 +78,6 @@ class SignUpForm(SignupForm):
             raise forms.ValidationError(error.message) from None
 
     @transaction.atomic
-    def custom_signup(self, request, user) -> None:
+    def custom_signup(self, request: HttpRequest, user: Any) -> None:
         if "workspace_name" in self.cleaned_data:
             workspace_create(name=self.cleaned_data["workspace_name"], owner=user)

@@ -1,5 +1,6 @@
 """Workspace settings validation, shared by PATCH /workspace and the dashboard's Settings form."""
 
+from collections.abc import Callable
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -55,7 +56,7 @@ def clean_transcription_language(value: Any, field: str = "transcriptionLanguage
 
 
 # PATCH field name -> (model field, cleaner). The record's own names are the body's names.
-SETTABLE_FIELDS = {
+SETTABLE_FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "workspaceName": ("name", clean_workspace_name),
     "timezone": ("timezone", clean_timezone),
     "autoTranscribeUploads": (

@@ -4,10 +4,11 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
+from apps.accounts.models import SignedInRequest
 from apps.audit.services import request_actor
 
 from .choices import PLAN_MAX_VIDEO_QUALITY
-from .decorators import workspace_staff_required
+from .decorators import WorkspaceRequest, workspace_staff_required
 from .forms import WorkspaceSettingsForm
 from .models import Membership
 from .selectors import choose_workspace, current_membership
@@ -16,7 +17,7 @@ from .services import workspace_update
 
 @require_http_methods(["GET", "POST"])
 @workspace_staff_required(owner_only=True)
-def workspace_settings(request: HttpRequest) -> HttpResponse:
+def workspace_settings(request: WorkspaceRequest) -> HttpResponse:
     workspace = request.workspace
     initial = {field: getattr(workspace, field) for field in WorkspaceSettingsForm.base_fields}
     form = WorkspaceSettingsForm(
@@ -44,7 +45,7 @@ def workspace_settings(request: HttpRequest) -> HttpResponse:
 
 @require_http_methods(["POST"])
 @login_required
-def workspace_switch(request: HttpRequest) -> HttpResponse:
+def workspace_switch(request: SignedInRequest) -> HttpResponse:
     """The header's workspace switcher: every page then shows the chosen workspace."""
     membership = choose_workspace(request, request.POST.get("workspace", ""))
     if membership is None:

@@ -377,3 +377,9 @@ def test_the_database_holds_one_pending_login_per_user_code(client):
             created_at=original.created_at,
             expires_at=original.expires_at,
         )
+
+
+def test_oauth_revoke_without_a_token_is_invalid_request(client):
+    answer = client.post("/oauth/revoke", {})
+    assert answer.status_code == 400 and answer.json()["error"] == "invalid_request"
+    assert client.post("/oauth/revoke", {"token": "nonsense"}).json() == {}

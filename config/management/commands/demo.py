@@ -1,5 +1,7 @@
+from typing import Any
+
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
 from apps.accounts.models import User
@@ -21,10 +23,10 @@ class Command(BaseCommand):
         "Create (once) a demo workspace with an owner, mint a fresh demo key, print how to use it."
     )
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--base-url", default="http://127.0.0.1:8000")
 
-    def handle(self, *args, base_url: str, **options) -> None:
+    def handle(self, *args: Any, base_url: str, **options: Any) -> None:
         if not settings.DEBUG:
             raise CommandError("The demo uses a published password: run it only with DEBUG on.")
         with transaction.atomic():

@@ -1,6 +1,8 @@
+from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from apps.accounts.services import clean_email
 from apps.api_keys.models import ApiKey
@@ -25,7 +27,7 @@ def parse_expires_at(value: str) -> datetime:
 class Command(BaseCommand):
     help = "Mint an API key for a user of a workspace; prints the secret alone as the last line."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--workspace", required=True, metavar="ID", help="workspace id")
         parser.add_argument("--user", required=True, metavar="EMAIL", help="the key's owner")
         parser.add_argument("--name", required=True, help="what the key is for")
@@ -45,7 +47,7 @@ class Command(BaseCommand):
             help="a member key for a community member (communities scopes only)",
         )
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         workspace = self._workspace(options["workspace"])
         email = self._clean(clean_email, options["user"], "--user")
         membership = (
@@ -104,7 +106,7 @@ class Command(BaseCommand):
             raise CommandError(str(error)) from None
 
     @staticmethod
-    def _clean(cleaner, value: str, field: str) -> str:
+    def _clean(cleaner: Callable[[str, str], str], value: str, field: str) -> str:
         try:
             return cleaner(value, field)
         except InvalidInput as error:

@@ -1,7 +1,8 @@
 import urllib.error
 import urllib.request
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
 from apps.api_keys.leaks import parse_public_keys
@@ -17,11 +18,11 @@ class Command(BaseCommand):
         "network or GitHub fails, or the answer is malformed, the last good set stays in use."
     )
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--url", default=GITHUB_KEYS_URL, help="where to fetch the keys")
         parser.add_argument("--timeout", type=float, default=10.0, help="seconds")
 
-    def handle(self, *args, url: str, timeout: float, **options) -> None:
+    def handle(self, *args: Any, url: str, timeout: float, **options: Any) -> None:
         if not url.startswith(("https://", "http://")):
             raise CommandError("--url must be an http(s) address.")
         request = urllib.request.Request(  # noqa: S310 - the scheme is checked above

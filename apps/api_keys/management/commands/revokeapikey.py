@@ -1,4 +1,6 @@
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from apps.api_keys.services import api_key_revoke
 from apps.api_keys.verification import api_key_find_by_secret
@@ -8,10 +10,10 @@ from apps.audit.services import Actor
 class Command(BaseCommand):
     help = "Revoke the key a secret belongs to (what an operator does with a leaked key)."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("secret", help="the leaked secret")
 
-    def handle(self, *args, secret: str, **options) -> None:
+    def handle(self, *args: Any, secret: str, **options: Any) -> None:
         key = api_key_find_by_secret(secret.strip())
         if key is None:
             # Never echo the secret: the terminal's scrollback and CI logs are places it leaks to.

@@ -1,6 +1,7 @@
 import time
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from apps.api_keys.notices import api_key_send_expiry_notices
 
@@ -11,7 +12,7 @@ class Command(BaseCommand):
         "the key. Run it daily (cron or a scheduler); it is idempotent."
     )
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
             "--every",
             type=int,
@@ -19,7 +20,7 @@ class Command(BaseCommand):
             help="keep running and send again every SECONDS (what `dev.py run` does)",
         )
 
-    def handle(self, *args, every: int | None = None, **options) -> None:
+    def handle(self, *args: Any, every: int | None = None, **options: Any) -> None:
         if every is not None and every < 60:
             raise CommandError("--every must be at least 60 seconds.")
         while True:

@@ -1,5 +1,7 @@
+from typing import Any
+
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from apps.audit.services import Actor
 from apps.common.validation import InvalidInput
@@ -13,7 +15,7 @@ class Command(BaseCommand):
         "Prints the link too."
     )
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--community", required=True, type=int, metavar="ID")
         parser.add_argument("--email", required=True)
         parser.add_argument(
@@ -22,7 +24,7 @@ class Command(BaseCommand):
             help=f"the dashboard's address for the link (default: SITE_URL, {settings.SITE_URL})",
         )
 
-    def handle(self, *args, community: int, email: str, base_url: str, **options) -> None:
+    def handle(self, *args: Any, community: int, email: str, base_url: str, **options: Any) -> None:
         found = Community.objects.select_related("workspace").filter(pk=community).first()
         if found is None:
             raise CommandError(f"No community has the id {community}.")

@@ -1,6 +1,7 @@
 import uuid
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from apps.common.validation import InvalidInput
 from apps.communities.services import community_create
@@ -20,11 +21,11 @@ def workspace_by_id(raw: str) -> Workspace:
 class Command(BaseCommand):
     help = "Create a community in a workspace; prints the community id as the last line."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("name")
         parser.add_argument("--workspace", required=True, metavar="ID")
 
-    def handle(self, *args, name: str, workspace: str, **options) -> None:
+    def handle(self, *args: Any, name: str, workspace: str, **options: Any) -> None:
         try:
             community = community_create(workspace=workspace_by_id(workspace), name=name)
         except InvalidInput as error:

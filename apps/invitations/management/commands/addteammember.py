@@ -1,5 +1,7 @@
+from typing import Any
+
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from apps.audit.services import Actor
 from apps.common.validation import InvalidInput
@@ -13,7 +15,7 @@ class Command(BaseCommand):
         "once they accept. Prints the link too."
     )
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--workspace", required=True, metavar="ID", help="workspace id")
         parser.add_argument("--email", required=True)
         parser.add_argument("--role", required=True, choices=[str(r) for r in STAFF_ROLES])
@@ -23,7 +25,9 @@ class Command(BaseCommand):
             help=f"the dashboard's address for the link (default: SITE_URL, {settings.SITE_URL})",
         )
 
-    def handle(self, *args, workspace: str, email: str, role: str, base_url: str, **options):
+    def handle(
+        self, *args: Any, workspace: str, email: str, role: str, base_url: str, **options: Any
+    ) -> None:
         try:
             found = workspace_for_operator(workspace)
             invitation, link = invitation_create(

@@ -1,4 +1,6 @@
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
 from apps.accounts.models import User
@@ -10,14 +12,16 @@ from apps.workspaces.services import workspace_create
 class Command(BaseCommand):
     help = "Create a workspace with an owner (created when new); prints the workspace id last."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("name", help="the workspace name")
         parser.add_argument("--owner", required=True, metavar="EMAIL", help="the owner's e-mail")
         parser.add_argument(
             "--password", help="password for a new owner (without it they cannot sign in yet)"
         )
 
-    def handle(self, *args, name: str, owner: str, password: str | None, **options) -> None:
+    def handle(
+        self, *args: Any, name: str, owner: str, password: str | None, **options: Any
+    ) -> None:
         try:
             with transaction.atomic():
                 email = clean_email(owner, "--owner")
