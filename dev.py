@@ -35,7 +35,10 @@ def ensure_environment(requirements: str) -> None:
         print("Creating the virtual environment in .venv ...", flush=True)
         venv.EnvBuilder(with_pip=True).create(VENV)
     wanted = hashlib.sha256()
-    cli_files = sorted((ROOT / "cli").rglob("*.py")) + [ROOT / "cli" / "pyproject.toml"]
+    cli_files = sorted((ROOT / "cli" / "gatehouse_cli").glob("*.py")) + [
+        ROOT / "cli" / "gatehouse_cli" / "operations.json",
+        ROOT / "cli" / "pyproject.toml",
+    ]
     for path in [ROOT / "requirements.txt", ROOT / requirements, *cli_files]:
         wanted.update(path.read_bytes())
     stamp = VENV / f".installed-{requirements}"

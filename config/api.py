@@ -1,6 +1,6 @@
 """The HTTP door: /api/v1 routes built from the operations list.
 
-Every handler runs the same steps in the order of PRODUCT.md §3.1: routing (404, 405, by the
+Every handler runs the same steps in the order of docs/product.md §3.1: routing (404, 405, by the
 URL patterns and `methods`), a credential in the query string (400), authentication (401, 429),
 authorization (403), parameters and body (400, 413, 415), then the operation itself.
 """

@@ -1,16 +1,10 @@
-import time
-
 import pytest
-from allauth.account.internal.flows.login import (
-    _AUTHENTICATION_METHODS_USER_SESSION_KEY,
-    AUTHENTICATION_METHODS_SESSION_KEY,
-)
 from django.core.cache import cache
-from django.test import Client
 
 from apps.api.ratelimit import rate_limit_reset
 from apps.api_keys.auth import blocked_addresses
 
+from .client import Client
 from .factories import make_key
 
 
@@ -28,28 +22,10 @@ def _fast_and_isolated(settings):
     blocked_addresses.clear()
 
 
-_force_login = Client.force_login
-
-
-def _force_login_with_password(self, user, backend=None):
-    """The test client's force_login, as if the password had just been typed on the sign-in
-    page: allauth records that, and sudo mode counts it as recent authentication."""
-    _force_login(self, user, backend)
-    session = self.session
-    session[AUTHENTICATION_METHODS_SESSION_KEY] = [{"method": "password", "at": time.time()}]
-    session[_AUTHENTICATION_METHODS_USER_SESSION_KEY] = str(user.pk)
-    session.save()
-
-
-Client.force_login = _force_login_with_password
-
-
-def authenticated_minutes_ago(client, minutes: float) -> None:
-    """Move the session's last password or second factor `minutes` into the past."""
-    session = client.session
-    for record in session[AUTHENTICATION_METHODS_SESSION_KEY]:
-        record["at"] = time.time() - minutes * 60
-    session.save()
+@pytest.fixture
+def client() -> Client:
+    """pytest-django's client, as tests/client.py signs in (sudo mode counts at once)."""
+    return Client()
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ HTTP API (`config/api.py`), the OpenAPI document (`config/openapi.py`) and the M
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from apps.common.validation import InvalidInput
@@ -107,6 +107,11 @@ class Operation:
     params: tuple[Param, ...] = ()
     status: int = 200
     can_be_not_found: bool = False
+    # The terminal's spelling: `gatehouse <group> <verb>` (default: the name's noun, plural,
+    # and its verb: list_products is `products list`), and flags for body fields whose
+    # kebab-case name would read badly (`{"workspaceName": "name"}` gives --name).
+    cli: str | None = None
+    cli_flags: dict[str, str] = field(default_factory=dict)
 
     @property
     def operation_id(self) -> str:

@@ -58,13 +58,16 @@ def long_text(max_length: int, *, required: bool = True) -> dict[str, Any]:
     allowed = r"[^\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]"
     visible = r"[^\s\u0000-\u001f\u007f-\u009f]"
     pattern = rf"^{allowed}*{visible}{allowed}*$" if required else rf"^{allowed}*$"
-    return {
+    schema: dict[str, Any] = {
         "type": "string",
         "maxLength": max_length,
         "pattern": pattern,
         "description": f"Up to {max_length} characters; newlines allowed"
         + ("." if not required else "; not blank."),
     }
+    if not required:
+        schema["default"] = ""  # may be left empty (the CLI sends it when not given)
+    return schema
 
 
 def date_time() -> dict[str, Any]:

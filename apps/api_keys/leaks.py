@@ -1,4 +1,4 @@
-"""Leaked keys: GitHub's secret-scanning partner reports (PRODUCT.md §2).
+"""Leaked keys: GitHub's secret-scanning partner reports (docs/product.md §2).
 
 GitHub finds strings shaped like our keys in public code and POSTs them here, signed with ECDSA
 P-256 / SHA-256 over the raw body. A report whose signature checks out against a configured,

@@ -10,7 +10,7 @@ from django.core.cache import cache
 
 BUCKET_SECONDS = 3600
 KEPT_BUCKETS = 24
-# The refusals a request that named a key can get (PRODUCT.md §3.1).
+# The refusals a request that named a key can get (docs/product.md §3.1).
 REASONS = (
     "expired-key",
     "revoked-key",

@@ -133,7 +133,7 @@ def api_key_roll(*, key: ApiKey, grace: timedelta, actor: Actor) -> CreatedApiKe
         )
         if actor.user is None or actor.user.pk != locked.user_id:
             # A roll hands out a secret that acts as the key's holder: an owner or admin who
-            # could roll a teammate's key would take that person's powers (PRODUCT.md §2).
+            # could roll a teammate's key would take that person's powers (docs/product.md §2).
             raise PermissionDenied("Only the key's own holder can roll it; you can revoke it.")
         if locked.state_at(now) != ApiKeyState.ACTIVE:
             raise InvalidInput(

@@ -13,14 +13,14 @@ class InvalidInput(Exception):
         self.message = message
 
 
-# What no name may hold once trimmed (PRODUCT.md §3.3): controls (Cc), format characters (Cf:
+# What no name may hold once trimmed (docs/product.md §3.3): controls (Cc), format characters (Cf:
 # bidi overrides, zero-width spaces and joiners), line and paragraph separators (Zl, Zp),
 # surrogates and private-use characters. They hide or reorder what a reader sees.
 NAME_FORBIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Co"})
 
 
 def clean_text(value: Any, field: str, *, max_length: int) -> str:
-    """A name, by the one rule for every name (PRODUCT.md §3.3).
+    """A name, by the one rule for every name (docs/product.md §3.3).
 
     Surrounding whitespace (tabs and newlines included) is trimmed; what remains is 1 to
     `max_length` code points with no character of NAME_FORBIDDEN_CATEGORIES, so it starts and

@@ -26,7 +26,7 @@ def community_member_remove(*, community: Community, user: User, actor: Actor) -
     """Take a member out of a community; their keys lose access to it on the next request.
 
     Out of their last community of the workspace, a community member leaves the workspace too:
-    their member keys are revoked (audited) and the portal no longer lets them in (PRODUCT.md
+    their member keys are revoked (audited) and the portal no longer lets them in (docs/product.md
     §2). Owners and admins keep their place and their workspace keys. Returns how many keys
     were revoked.
     """

@@ -100,6 +100,7 @@ OPERATIONS = (
         output_name="Workspace",
         output=WORKSPACE_RECORD,
         run=_get,
+        cli="workspace get",
     ),
     Operation(
         name="update_workspace",
@@ -118,5 +119,11 @@ OPERATIONS = (
         body_name="WorkspacePatch",
         body=WORKSPACE_PATCH,
         run=_update,
+        cli="workspace set",
+        cli_flags={
+            "workspaceName": "name",
+            "autoTranscribeUploads": "auto-transcribe",
+            "transcriptionLanguage": "language",
+        },
     ),
 )

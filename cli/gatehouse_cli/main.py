@@ -1,108 +1,27 @@
-"""`gatehouse`: log in by device authorization (RFC 8628), then use the workspace API."""
+"""`gatehouse`: log in by device authorization (RFC 8628), then use the workspace API.
 
-import json
+login, logout and whoami are written here; every command for an API operation is made from
+the server's operation table (commands.py), so the terminal follows the API by itself.
+"""
+
 import platform
 import sys
 import time
 import webbrowser
-from collections.abc import Iterable
 from typing import Any
 
 import click
-import httpx
 
 from . import __version__, config
+from .api import CliError, oauth_result, output, record_text, send
+from .commands import TABLE, add_operation_commands, run_operation
 
-CLIENT_ID = "gatehouse-cli"
-DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
-SCOPES = (
-    "products:read",
-    "products:write",
-    "communities:read",
-    "communities:write",
-    "pages:read",
-    "pages:write",
-)
-LOGIN_AGAIN = {"expired-key", "revoked-key", "invalid-key", "missing-key"}
+LOGIN = TABLE["login"]
+SCOPES: list[str] = TABLE["scopes"]
 
 
-class CliError(click.ClickException):
-    """One clear line on stderr and exit code 1."""
-
-    def show(self, file: Any = None) -> None:
-        click.echo(f"error: {self.message}", err=True)
-
-
-class Api:
-    """The workspace API at `url`, with the key from the environment or the credentials file."""
-
-    def __init__(self, url: str, key: str | None) -> None:
-        self.url = url
-        self.key = key
-
-    def request(self, method: str, path: str, body: dict | None = None, **params: Any) -> Any:
-        if not self.key:
-            raise CliError("Not logged in. Run `gatehouse login` (or set GATEHOUSE_API_KEY).")
-        response = _send(
-            method,
-            f"{self.url}/api/v1{path}",
-            headers={"Authorization": f"Bearer {self.key}"},
-            json=body,
-            params={k: v for k, v in params.items() if v is not None},
-        )
-        return _api_result(response)
-
-
-def _send(method: str, url: str, **kwargs: Any) -> httpx.Response:
-    try:
-        return httpx.request(method, url, timeout=30, **kwargs)
-    except httpx.HTTPError as error:
-        raise CliError(f"Cannot reach {url}: {error or type(error).__name__}.") from None
-
-
-def _api_result(response: httpx.Response) -> Any:
-    try:
-        data = response.json()
-    except ValueError:
-        raise CliError(
-            f"The server answered {response.status_code} without JSON; is "
-            f"{response.url.copy_with(path='/')} a Gatehouse server?"
-        ) from None
-    if response.is_success:
-        return data
-    reason = data.get("error", "error") if isinstance(data, dict) else "error"
-    message = data.get("message", "") if isinstance(data, dict) else ""
-    if reason in LOGIN_AGAIN:
-        raise CliError(f"{message} Run `gatehouse login` to log in again. ({reason})")
-    raise CliError(f"{message} ({reason})")
-
-
-def _table(rows: Iterable[dict], columns: list[tuple[str, str]]) -> str:
-    rows = list(rows)
-    if not rows:
-        return "(none)"
-    cells = [[str(row.get(key, "")) for key, _ in columns] for row in rows]
-    widths = [max(len(title), *(len(c[i]) for c in cells)) for i, (_, title) in enumerate(columns)]
-    lines = ["  ".join(title.ljust(w) for (_, title), w in zip(columns, widths, strict=True))]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(cell, widths, strict=True)) for cell in cells]
-    return "\n".join(line.rstrip() for line in lines)
-
-
-def _output(ctx: click.Context, data: Any, human: str) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False) if ctx.obj["json"] else human)
-
-
-def _workspace_text(data: dict) -> str:
-    return "\n".join(
-        [
-            f"Workspace      {data['workspaceName']} ({data['workspaceId']})",
-            f"Signed in as   {data['userEmail']}",
-            f"Key scopes     {' '.join(data['scopes'])}",
-            f"Time zone      {data['timezone']}",
-            f"Transcription  {'on' if data['autoTranscribeUploads'] else 'off'}, "
-            f"language {data['transcriptionLanguage']}",
-        ]
-    )
+def _whoami_spec() -> dict[str, Any]:
+    return next(spec for spec in TABLE["commands"] if spec["operation"] == LOGIN["whoami"])
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -121,10 +40,6 @@ def cli(ctx: click.Context, url: str | None, as_json: bool) -> None:
         "credentials": credentials,
         "url": config.effective_url(credentials, url),
     }
-
-
-def _api(ctx: click.Context) -> Api:
-    return Api(ctx.obj["url"], config.effective_key(ctx.obj["credentials"]))
 
 
 @cli.command()
@@ -146,17 +61,17 @@ def login(ctx: click.Context, scopes: str, no_browser: bool, login_url: str | No
     if unknown:
         raise CliError(f"Unknown scope {unknown[0]}; choose from {', '.join(SCOPES)}.")
     url, credentials = ctx.obj["url"], ctx.obj["credentials"]
-    response = _send(
+    response = send(
         "POST",
-        f"{url}/oauth/device/code",
+        f"{url}{LOGIN['deviceCode']}",
         data={
-            "client_id": CLIENT_ID,
+            "client_id": LOGIN["clientId"],
             "scope": " ".join(requested),
             "installation_id": config.installation_id(credentials),
             "device_name": f"CLI on {platform.node() or 'this computer'}"[:100],
         },
     )
-    grant = _oauth_result(response)
+    grant = oauth_result(response)
     click.echo(f"First copy your one-time code: {grant['user_code']}", err=True)
     click.echo(f"Then open {grant['verification_uri']} and enter it.", err=True)
     if not no_browser:
@@ -168,43 +83,32 @@ def login(ctx: click.Context, scopes: str, no_browser: bool, login_url: str | No
     token = _poll(url, grant)
     credentials.url, credentials.api_key = url, token["access_token"]
     path = config.save(credentials)
-    workspace = Api(url, credentials.api_key).request("GET", "/workspace")
-    _output(
+    ctx.obj["url"] = url
+    workspace = run_operation(ctx, _whoami_spec(), {})
+    output(
         ctx,
         {"workspace": workspace, "credentials": str(path)},
-        f"Logged in to {workspace['workspaceName']} as {workspace['userEmail']} "
-        f"(scopes: {token['scope']}). The key is stored in {path}.",
+        f"Logged in (scopes: {token['scope']}). The key is stored in {path}.\n"
+        + record_text(workspace),
     )
 
 
-def _oauth_result(response: httpx.Response) -> dict:
-    try:
-        data = response.json()
-    except ValueError:
-        raise CliError(
-            f"The server answered {response.status_code} without JSON; is this a Gatehouse server?"
-        ) from None
-    if response.is_success:
-        return data
-    raise CliError(f"Login refused: {data.get('error_description') or data.get('error')}.")
-
-
-def _poll(url: str, grant: dict) -> dict:
+def _poll(url: str, grant: dict[str, Any]) -> dict[str, Any]:
     interval = int(grant.get("interval", 5))
     deadline = time.monotonic() + int(grant.get("expires_in", 900))
     while time.monotonic() < deadline:
         time.sleep(interval)
-        response = _send(
+        response = send(
             "POST",
-            f"{url}/oauth/token",
+            f"{url}{LOGIN['token']}",
             data={
-                "grant_type": DEVICE_GRANT,
+                "grant_type": LOGIN["grantType"],
                 "device_code": grant["device_code"],
-                "client_id": CLIENT_ID,
+                "client_id": LOGIN["clientId"],
             },
         )
         if response.is_success:
-            return response.json()
+            return dict(response.json())
         error = (
             response.json().get("error")
             if "json" in response.headers.get("content-type", "")
@@ -230,170 +134,27 @@ def logout(ctx: click.Context) -> None:
     credentials = ctx.obj["credentials"]
     if not credentials.api_key:
         raise CliError("Not logged in.")
-    response = _send(
+    response = send(
         "POST",
-        f"{ctx.obj['url']}/oauth/revoke",
-        data={"token": credentials.api_key, "client_id": CLIENT_ID},
+        f"{ctx.obj['url']}{LOGIN['revoke']}",
+        data={"token": credentials.api_key, "client_id": LOGIN["clientId"]},
     )
     if not response.is_success:
         raise CliError(f"The server did not revoke the key ({response.status_code}); it is kept.")
     credentials.api_key = None
     config.save(credentials)
-    _output(ctx, {"revoked": True}, "Logged out: the key is revoked and deleted.")
+    output(ctx, {"revoked": True}, "Logged out: the key is revoked and deleted.")
 
 
 @cli.command()
 @click.pass_context
 def whoami(ctx: click.Context) -> None:
     """Who the key acts as, in which workspace, with which scopes."""
-    data = _api(ctx).request("GET", "/workspace")
-    _output(
-        ctx,
-        data,
-        f"{data['userEmail']} in {data['workspaceName']} ({data['workspaceId']})\n"
-        f"scopes: {' '.join(data['scopes'])}",
-    )
+    data = run_operation(ctx, _whoami_spec(), {})
+    output(ctx, data, record_text(data))
 
 
-@cli.group()
-def workspace() -> None:
-    """Read and change workspace settings."""
-
-
-@workspace.command("get")
-@click.pass_context
-def workspace_get(ctx: click.Context) -> None:
-    """Show the workspace's settings."""
-    data = _api(ctx).request("GET", "/workspace")
-    _output(ctx, data, _workspace_text(data))
-
-
-@workspace.command("set")
-@click.option("--name", help="The workspace's name.")
-@click.option("--timezone", help="An IANA time zone, e.g. Europe/Berlin.")
-@click.option("--auto-transcribe/--no-auto-transcribe", default=None, help="Transcribe uploads.")
-@click.option("--language", help="Transcription language, e.g. en, de, fr.")
-@click.pass_context
-def workspace_set(
-    ctx: click.Context,
-    name: str | None,
-    timezone: str | None,
-    auto_transcribe: bool | None,
-    language: str | None,
-) -> None:
-    """Change settings; only the options given are changed, all or none."""
-    changes = {
-        "workspaceName": name,
-        "timezone": timezone,
-        "autoTranscribeUploads": auto_transcribe,
-        "transcriptionLanguage": language,
-    }
-    changes = {k: v for k, v in changes.items() if v is not None}
-    if not changes:
-        raise CliError(
-            "Nothing to change: give --name, --timezone, --auto-transcribe or --language."
-        )
-    data = _api(ctx).request("PATCH", "/workspace", changes)
-    _output(ctx, data, _workspace_text(data))
-
-
-@cli.group()
-def products() -> None:
-    """List and create products."""
-
-
-@products.command("list")
-@click.option("--limit", type=click.IntRange(1, 100), default=None, help="At most 100.")
-@click.pass_context
-def products_list(ctx: click.Context, limit: int | None) -> None:
-    data = _api(ctx).request("GET", "/products", limit=limit)
-    columns = [
-        ("id", "ID"),
-        ("name", "NAME"),
-        ("priceCents", "PRICE (CENTS)"),
-        ("createdAt", "CREATED"),
-    ]
-    _output(ctx, data, _table(data["data"], columns))
-
-
-@products.command("create")
-@click.option("--name", required=True)
-@click.option("--price-cents", type=int, required=True, help="1999 is 19.99.")
-@click.pass_context
-def products_create(ctx: click.Context, name: str, price_cents: int) -> None:
-    data = _api(ctx).request("POST", "/products", {"name": name, "priceCents": price_cents})
-    _output(ctx, data, f"Created product {data['id']}: {data['name']}")
-
-
-@cli.group()
-def communities() -> None:
-    """List communities."""
-
-
-@communities.command("list")
-@click.option("--limit", type=click.IntRange(1, 100), default=None)
-@click.pass_context
-def communities_list(ctx: click.Context, limit: int | None) -> None:
-    data = _api(ctx).request("GET", "/communities", limit=limit)
-    _output(
-        ctx, data, _table(data["data"], [("id", "ID"), ("name", "NAME"), ("createdAt", "CREATED")])
-    )
-
-
-@cli.group()
-def posts() -> None:
-    """List and create a community's posts."""
-
-
-@posts.command("list")
-@click.argument("community_id", type=click.IntRange(1))
-@click.option("--limit", type=click.IntRange(1, 100), default=None)
-@click.pass_context
-def posts_list(ctx: click.Context, community_id: int, limit: int | None) -> None:
-    data = _api(ctx).request("GET", f"/communities/{community_id}/posts", limit=limit)
-    columns = [
-        ("id", "ID"),
-        ("title", "TITLE"),
-        ("authorEmail", "AUTHOR"),
-        ("createdAt", "CREATED"),
-    ]
-    _output(ctx, data, _table(data["data"], columns))
-
-
-@posts.command("create")
-@click.argument("community_id", type=click.IntRange(1))
-@click.option("--title", required=True)
-@click.option("--body", required=True)
-@click.pass_context
-def posts_create(ctx: click.Context, community_id: int, title: str, body: str) -> None:
-    data = _api(ctx).request(
-        "POST", f"/communities/{community_id}/posts", {"title": title, "body": body}
-    )
-    _output(ctx, data, f"Created post {data['id']}: {data['title']}")
-
-
-@cli.group()
-def pages() -> None:
-    """List and create hosted pages."""
-
-
-@pages.command("list")
-@click.option("--limit", type=click.IntRange(1, 100), default=None)
-@click.pass_context
-def pages_list(ctx: click.Context, limit: int | None) -> None:
-    data = _api(ctx).request("GET", "/pages", limit=limit)
-    columns = [("id", "ID"), ("slug", "SLUG"), ("title", "TITLE"), ("createdAt", "CREATED")]
-    _output(ctx, data, _table(data["data"], columns))
-
-
-@pages.command("create")
-@click.option("--title", required=True)
-@click.option("--slug", required=True, help="Lower-case letters, digits and dashes.")
-@click.option("--body", default="")
-@click.pass_context
-def pages_create(ctx: click.Context, title: str, slug: str, body: str) -> None:
-    data = _api(ctx).request("POST", "/pages", {"title": title, "slug": slug, "body": body})
-    _output(ctx, data, f"Created page {data['id']}: /{data['slug']}")
+add_operation_commands(cli)
 
 
 def main() -> None:

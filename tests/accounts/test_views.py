@@ -11,12 +11,11 @@ import time_machine
 from allauth.account.models import EmailAddress
 from allauth.mfa.totp.internal.auth import TOTP
 from django.core import mail
-from django.test import Client
 from django.utils import timezone
 
 from apps.accounts.models import User
 from apps.workspaces.models import Membership, Workspace
-from tests.conftest import authenticated_minutes_ago
+from tests.client import Client
 from tests.factories import PASSWORD, MembershipFactory, UserFactory, owner_of
 
 pytestmark = pytest.mark.django_db
@@ -318,11 +317,13 @@ def test_a_session_ends_seven_days_after_sign_in_however_busy(client):
 
 
 def test_creating_a_key_asks_for_the_password_again_after_ten_minutes(client):
-    client.force_login(owner_of())
-    authenticated_minutes_ago(client, 9)
-    assert client.get("/integrations/api/new/").status_code == 200
-    authenticated_minutes_ago(client, 11)
-    response = client.get("/integrations/api/new/")
+    start = timezone.now()
+    with time_machine.travel(start, tick=False):
+        client.force_login(owner_of())
+    with time_machine.travel(start + timedelta(minutes=9), tick=False):
+        assert client.get("/integrations/api/new/").status_code == 200
+    with time_machine.travel(start + timedelta(minutes=11)):
+        response = client.get("/integrations/api/new/")
     assert response.status_code == 302
     assert response["Location"] == "/account/reauthenticate/?next=%2Fintegrations%2Fapi%2Fnew%2F"
     assert client.post("/account/reauthenticate/", {"password": "wrong"}).status_code == 200
@@ -350,7 +351,7 @@ def test_user_without_any_workspace_sees_a_clear_page(client):
 
 
 def test_forms_are_csrf_protected(client):
-    from django.test import Client
+    from tests.client import Client
 
     strict = Client(enforce_csrf_checks=True)
     assert strict.post("/sign-up/", {"email": "a@b.co"}).status_code == 403

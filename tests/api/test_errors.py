@@ -6,12 +6,12 @@ from datetime import timedelta
 
 import pytest
 import time_machine
-from django.test import Client
 from django.utils import timezone
 
 from apps.api_keys import tokens
 from apps.api_keys.services import api_key_revoke
 from apps.audit.services import Actor
+from tests.client import Client
 from tests.conftest import auth
 from tests.factories import make_key
 

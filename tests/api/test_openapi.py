@@ -81,3 +81,10 @@ def test_the_document_states_this_servers_limits(settings):
     responses = build_openapi()["components"]["responses"]
     assert "1,024 bytes" in responses["PayloadTooLarge"]["description"]
     assert "50 requests a minute" in responses["RateLimited"]["description"]
+
+
+def test_the_clis_command_table_matches_the_code():
+    """Run `manage.py openapi --write` after changing an operation, and commit both files."""
+    from config.cli_table import CLI_TABLE_FILE, build_cli_table
+
+    assert json.loads(CLI_TABLE_FILE.read_text()) == build_cli_table()

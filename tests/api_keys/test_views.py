@@ -223,7 +223,7 @@ def test_help_has_a_curl_line_for_this_server_and_the_openapi_address(client, ow
 
 
 def test_htmx_requests_need_the_csrf_token(owner):
-    from django.test import Client
+    from tests.client import Client
 
     strict = Client(enforce_csrf_checks=True)
     strict.force_login(owner)
@@ -294,7 +294,7 @@ def test_another_workspaces_key_cannot_be_rolled(client, owner):
 
 @pytest.mark.parametrize("holder_role", [Membership.Role.OWNER, Membership.Role.ADMIN, "member"])
 def test_an_admin_cannot_roll_a_teammates_key_and_receive_its_secret(client, holder_role):
-    """PRODUCT.md §2: only the holder rolls; owners and admins revoke, never receive a secret."""
+    """docs/product.md §2: only the holder rolls; owners and admins revoke, never receive one."""
     from tests.factories import make_community, member_of
 
     workspace = WorkspaceFactory(name="Acme")

@@ -66,14 +66,16 @@ def test_login_approve_whoami_set_and_logout(page, live_server, tmp_path, shoot)
     finally:
         login.kill()
     assert login.returncode == 0, err
-    assert "Logged in to Acme as ada@example.com" in out
+    assert out.startswith("Logged in (scopes: pages:read pages:write).")
+    assert re.search(r"^Workspace name +Acme$", out, re.M)
+    assert re.search(r"^User email +ada@example.com$", out, re.M)
     credentials = tmp_path / "gatehouse" / "credentials.json"
     assert oct(credentials.stat().st_mode & 0o777) == "0o600"
 
     whoami = gatehouse(env, "whoami")
     assert whoami.returncode == 0, whoami.stderr
-    assert "ada@example.com in Acme" in whoami.stdout
-    assert "pages:read pages:write" in whoami.stdout
+    assert re.search(r"^User email +ada@example.com$", whoami.stdout, re.M)
+    assert re.search(r"^Scopes +pages:read pages:write$", whoami.stdout, re.M)
 
     changed = gatehouse(env, "workspace", "set", "--timezone", "Europe/Berlin")
     assert changed.returncode == 0, changed.stderr

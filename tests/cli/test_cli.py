@@ -76,7 +76,7 @@ def test_commands_print_tables_and_json(env, live_server):
     created = run(env, "products", "create", "--name", "Course", "--price-cents", "1999")
     assert created.returncode == 0, created.stderr
     table = run(env, "products", "list").stdout.splitlines()
-    assert table[0].split() == ["ID", "NAME", "PRICE", "(CENTS)", "CREATED"]
+    assert table[0].split() == ["ID", "NAME", "PRICE", "CENTS", "CREATED", "AT"]
     assert "Course" in table[1] and "1999" in table[1]
     listed = json.loads(run(env, "--json", "communities", "list").stdout)
     assert [c["name"] for c in listed["data"]] == ["Makers"]
@@ -119,3 +119,62 @@ def test_invalid_input_names_the_field(env, live_server):
     result = run(env, "workspace", "set", "--timezone", "Mars/Olympus")
     assert result.returncode == 1
     assert "timezone" in result.stderr and "(invalid-input)" in result.stderr
+
+
+def test_a_new_operation_becomes_a_command_with_no_cli_change(monkeypatch):
+    """The CLI reads operations.json: a spec it has never seen turns into a working command."""
+    import click
+    from click.testing import CliRunner
+    from gatehouse_cli import commands
+    from gatehouse_cli.config import Credentials
+
+    spec = {
+        "group": "widgets",
+        "verb": "create",
+        "operation": "create_widget",
+        "method": "POST",
+        "path": "/shops/{shopId}/widgets",
+        "help": "Create a widget in a shop.",
+        "arguments": [{"name": "shopId", "metavar": "SHOP_ID", "min": 1, "max": 99}],
+        "options": [],
+        "fields": [
+            {
+                "name": "widgetName",
+                "flag": "widget-name",
+                "type": "string",
+                "required": True,
+                "help": "The name.",
+            },
+            {
+                "name": "isBlue",
+                "flag": "is-blue",
+                "type": "boolean",
+                "required": False,
+                "help": "Blue or not.",
+            },
+        ],
+        "atLeastOneField": False,
+        "columns": None,
+    }
+    sent = {}
+
+    def fake_request(self, method, path, body=None, **params):
+        sent.update(method=method, path=path, body=body)
+        return {"id": 7, "widgetName": body["widgetName"]}
+
+    group = click.Group("gatehouse")
+    monkeypatch.setattr(commands, "TABLE", {"apiBase": "/api/v1", "commands": [spec]})
+    monkeypatch.setattr(commands.Api, "request", fake_request)
+    commands.add_operation_commands(group)
+    result = CliRunner().invoke(
+        group,
+        ["widgets", "create", "3", "--widget-name", "Gear", "--is-blue"],
+        obj={"json": False, "url": "http://x", "credentials": Credentials(api_key="gwk_x")},
+    )
+    assert result.exit_code == 0, result.output
+    assert sent == {
+        "method": "POST",
+        "path": "/shops/3/widgets",
+        "body": {"widgetName": "Gear", "isBlue": True},
+    }
+    assert "Widget name  Gear" in result.output

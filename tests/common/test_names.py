@@ -1,4 +1,4 @@
-"""The one rule for every name (PRODUCT.md §3.3), through the API and in the code."""
+"""The one rule for every name (docs/product.md §3.3), through the API and in the code."""
 
 import re
 import sys

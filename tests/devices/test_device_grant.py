@@ -7,7 +7,6 @@ from datetime import timedelta
 import pytest
 import time_machine
 from django.db import connection
-from django.test import Client
 from django.utils import timezone
 
 from apps.api_keys.models import ApiKey, ApiKeyState
@@ -16,6 +15,7 @@ from apps.audit.services import Actor
 from apps.devices.models import DeviceAuthorization
 from apps.workspaces.models import Membership
 from apps.workspaces.services import team_remove
+from tests.client import Client
 from tests.conftest import auth
 from tests.factories import MembershipFactory, WorkspaceFactory, owner_of
 

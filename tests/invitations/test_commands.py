@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from django.core import mail
 from django.core.management import CommandError, call_command
-from django.test import Client
 
 from apps.workspaces.models import Membership
+from tests.client import Client
 from tests.factories import WorkspaceFactory, owner_of
 
 pytestmark = pytest.mark.django_db

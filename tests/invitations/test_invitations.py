@@ -6,7 +6,6 @@ from datetime import timedelta
 import pytest
 import time_machine
 from django.core import mail
-from django.test import Client
 from django.utils import timezone
 
 from apps.accounts.models import User
@@ -15,6 +14,7 @@ from apps.audit.models import Action, AuditEvent
 from apps.communities.models import CommunityMembership
 from apps.invitations.models import Invitation
 from apps.workspaces.models import Membership
+from tests.client import Client
 from tests.factories import PASSWORD, MembershipFactory, WorkspaceFactory, make_community, owner_of
 
 pytestmark = pytest.mark.django_db

@@ -3,9 +3,9 @@ import threading
 
 import pytest
 from django.db import connections
-from django.test import Client
 
 from apps.workspaces.models import Workspace
+from tests.client import Client
 from tests.conftest import auth
 from tests.factories import WorkspaceFactory, make_key, owner_of
 

@@ -2,11 +2,15 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
+from config.cli_table import CLI_TABLE_FILE, render_cli_table
 from config.openapi import OPENAPI_FILE, render_openapi
 
 
 class Command(BaseCommand):
-    help = "Print the OpenAPI document, or write it to config/openapi.json with --write."
+    help = (
+        "Print the OpenAPI document, or with --write update config/openapi.json and the CLI's "
+        "command table, cli/gatehouse_cli/operations.json."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--write", action="store_true", help="update the committed copy")
@@ -15,6 +19,7 @@ class Command(BaseCommand):
         document = render_openapi()
         if write:
             OPENAPI_FILE.write_text(document, encoding="utf-8")
-            self.stdout.write(f"Wrote {OPENAPI_FILE}.")
+            CLI_TABLE_FILE.write_text(render_cli_table(), encoding="utf-8")
+            self.stdout.write(f"Wrote {OPENAPI_FILE} and {CLI_TABLE_FILE}.")
         else:
             self.stdout.write(document, ending="")

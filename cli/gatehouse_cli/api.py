@@ -1,0 +1,112 @@
+"""Talking to a Gatehouse server: HTTP calls, their errors as one clear line, and output."""
+
+import json
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import click
+import httpx
+
+LOGIN_AGAIN = {"expired-key", "revoked-key", "invalid-key", "missing-key"}
+
+
+class CliError(click.ClickException):
+    """One clear line on stderr and exit code 1."""
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"error: {self.message}", err=True)
+
+
+def send(method: str, url: str, **kwargs: Any) -> httpx.Response:
+    try:
+        return httpx.request(method, url, timeout=30, **kwargs)
+    except httpx.HTTPError as error:
+        raise CliError(f"Cannot reach {url}: {error or type(error).__name__}.") from None
+
+
+def _json_of(response: httpx.Response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        raise CliError(
+            f"The server answered {response.status_code} without JSON; is "
+            f"{response.url.copy_with(path='/')} a Gatehouse server?"
+        ) from None
+
+
+class Api:
+    """The workspace API at `base` (the server's address and the API's path), with the key
+    from the environment or the credentials file."""
+
+    def __init__(self, base: str, key: str | None) -> None:
+        self.base = base
+        self.key = key
+
+    def request(
+        self, method: str, path: str, body: dict[str, Any] | None = None, **params: Any
+    ) -> Any:
+        if not self.key:
+            raise CliError("Not logged in. Run `gatehouse login` (or set GATEHOUSE_API_KEY).")
+        response = send(
+            method,
+            f"{self.base}{path}",
+            headers={"Authorization": f"Bearer {self.key}"},
+            json=body,
+            params={k: v for k, v in params.items() if v is not None},
+        )
+        data = _json_of(response)
+        if response.is_success:
+            return data
+        reason = data.get("error", "error") if isinstance(data, dict) else "error"
+        message = data.get("message", "") if isinstance(data, dict) else ""
+        if reason in LOGIN_AGAIN:
+            raise CliError(f"{message} Run `gatehouse login` to log in again. ({reason})")
+        raise CliError(f"{message} ({reason})")
+
+
+def oauth_result(response: httpx.Response) -> dict[str, Any]:
+    data = _json_of(response)
+    if response.is_success:
+        return dict(data)
+    raise CliError(f"Login refused: {data.get('error_description') or data.get('error')}.")
+
+
+def label(name: str) -> str:
+    """A record's field name as people read it: `workspaceName` → `Workspace name`."""
+    words = re.sub(r"(?<!^)([A-Z])", r" \1", name).lower()
+    return words[:1].upper() + words[1:]
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list):
+        return " ".join(str(item) for item in value)
+    return "" if value is None else str(value)
+
+
+def record_text(record: dict[str, Any]) -> str:
+    """A record as aligned "Label  value" lines."""
+    labels = {name: label(name) for name in record}
+    width = max((len(text) for text in labels.values()), default=0)
+    return "\n".join(
+        f"{labels[name].ljust(width)}  {_text(value)}" for name, value in record.items()
+    )
+
+
+def table(rows: Iterable[dict[str, Any]], columns: list[str]) -> str:
+    """Rows as a plain table with upper-case headers; "(none)" when there are none."""
+    rows = list(rows)
+    if not rows:
+        return "(none)"
+    titles = [label(name).upper() for name in columns]
+    cells = [[_text(row.get(name)) for name in columns] for row in rows]
+    widths = [max(len(title), *(len(c[i]) for c in cells)) for i, title in enumerate(titles)]
+    lines = ["  ".join(t.ljust(w) for t, w in zip(titles, widths, strict=True))]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(cell, widths, strict=True)) for cell in cells]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def output(ctx: click.Context, data: Any, human: str) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False) if ctx.obj["json"] else human)

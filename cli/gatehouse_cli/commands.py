@@ -1,0 +1,125 @@
+"""The commands for API operations, made from the server's operation table (operations.json,
+generated from its registry by `manage.py openapi --write`): nothing here names an operation,
+a path or a field, so a new operation needs no change to the CLI."""
+
+import json
+import re
+from importlib import resources
+from typing import Any
+
+import click
+
+from . import config
+from .api import Api, CliError, output, record_text, table
+
+TABLE: dict[str, Any] = json.loads(
+    resources.files(__package__).joinpath("operations.json").read_text(encoding="utf-8")
+)
+
+
+def dest(name: str) -> str:
+    """The Python name click gives a parameter: `communityId` → `community_id`."""
+    return re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
+
+
+def api_for(ctx: click.Context) -> Api:
+    return Api(ctx.obj["url"] + TABLE["apiBase"], config.effective_key(ctx.obj["credentials"]))
+
+
+def run_operation(ctx: click.Context, spec: dict[str, Any], values: dict[str, Any]) -> Any:
+    """Call the operation `spec` describes with the command line's `values` (by `dest`)."""
+    path = spec["path"]
+    for argument in spec["arguments"]:
+        path = path.replace("{" + argument["name"] + "}", str(values[dest(argument["name"])]))
+    query = {option["name"]: values.get(dest(option["name"])) for option in spec["options"]}
+    body = {
+        field["name"]: values[dest(field["name"])]
+        for field in spec["fields"]
+        if values.get(dest(field["name"])) is not None
+    }
+    if spec["atLeastOneField"] and not body:
+        flags = ", ".join(f"--{field['flag']}" for field in spec["fields"])
+        raise CliError(f"Nothing to change: give at least one of {flags}.")
+    sends_body = spec["method"] != "GET"
+    return api_for(ctx).request(spec["method"], path, body if sends_body else None, **query)
+
+
+def _json_value(value: str) -> Any:
+    try:
+        return json.loads(value)
+    except ValueError:
+        raise click.BadParameter("must be JSON") from None
+
+
+def _field_option(field: dict[str, Any]) -> click.Option:
+    flag, name, help_text = field["flag"], dest(field["name"]), field["help"]
+    if field["type"] == "boolean":
+        return click.Option([f"--{flag}/--no-{flag}", name], default=None, help=help_text)
+    kinds: dict[str, Any] = {
+        "string": click.STRING,
+        "integer": click.IntRange(min=field.get("min")),
+        "json": click.STRING,
+    }
+    return click.Option(
+        [f"--{flag}", name],
+        type=kinds[field["type"]],
+        required=field["required"],
+        default=field.get("default"),
+        help=help_text,
+    )
+
+
+def _params(spec: dict[str, Any]) -> list[click.Parameter]:
+    params: list[click.Parameter] = [
+        click.Argument(
+            [dest(argument["name"])],
+            type=click.IntRange(argument["min"], argument["max"]),
+            metavar=argument["metavar"],
+        )
+        for argument in spec["arguments"]
+    ]
+    params += [
+        click.Option(
+            [f"--{option['flag']}", dest(option["name"])],
+            type=click.IntRange(option["min"], option["max"]),
+            help=option["help"],
+        )
+        for option in spec["options"]
+    ]
+    params += [_field_option(field) for field in spec["fields"]]
+    return params
+
+
+def command_for(spec: dict[str, Any]) -> click.Command:
+    def callback(**values: Any) -> None:
+        ctx = click.get_current_context()
+        for field in spec["fields"]:
+            if field["type"] == "json" and values.get(dest(field["name"])) is not None:
+                values[dest(field["name"])] = _json_value(values[dest(field["name"])])
+        data = run_operation(ctx, spec, values)
+        if spec["columns"] is not None:
+            output(ctx, data, table(data["data"], spec["columns"]))
+        else:
+            output(ctx, data, record_text(data))
+
+    return click.Command(
+        spec["verb"],
+        callback=callback,
+        params=_params(spec),
+        help=spec["help"],
+        short_help=spec["help"].split(". ")[0].rstrip(".") + ".",
+    )
+
+
+def add_operation_commands(cli: click.Group) -> None:
+    """One group per noun (`products`), one command per operation (`products list`)."""
+    groups: dict[str, click.Group] = {}
+    for spec in TABLE["commands"]:
+        group = groups.get(spec["group"])
+        if group is None:
+            group = groups[spec["group"]] = click.Group(spec["group"])
+            cli.add_command(group)
+        group.add_command(command_for(spec))
+    for name, group in groups.items():
+        verbs = ", ".join(sorted(group.commands))
+        group.help = f"{name.capitalize()}: {verbs}."

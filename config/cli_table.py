@@ -1,0 +1,119 @@
+"""The command table of the `gatehouse` CLI, built from the operations list.
+
+The CLI (cli/, no Django) reads `cli/gatehouse_cli/operations.json` and makes one command per
+operation from it: arguments for path parameters, options for query parameters and body
+fields, a table for lists. `manage.py openapi --write` writes it beside `openapi.json`, and a
+test fails when either drifts from the code, so a new operation reaches the terminal with no
+change to any CLI file.
+"""
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from django.urls import reverse
+
+from apps.api.operations import Operation, Param
+from apps.api.scopes import ALL_SCOPES
+from apps.devices.services import CLIENT_ID
+
+from .operations import OPERATIONS
+
+CLI_TABLE_FILE = Path(__file__).resolve().parent.parent / "cli/gatehouse_cli/operations.json"
+JSON_TYPES = {"string": "string", "integer": "integer", "boolean": "boolean"}
+
+
+def kebab(name: str) -> str:
+    """`priceCents` → `price-cents`."""
+    return re.sub(r"(?<!^)([A-Z])", r"-\1", name).lower()
+
+
+def _plural(noun: str) -> str:
+    return noun if noun.endswith("s") else noun + "s"
+
+
+def command_words(op: Operation) -> tuple[str, str]:
+    """(group, verb): `list_products` is `products list`, `create_post` is `posts create`."""
+    if op.cli:
+        group, verb = op.cli.split()
+        return group, verb
+    verb, _, noun = op.name.partition("_")
+    return _plural(noun.replace("_", "-")), verb
+
+
+def _param(param: Param) -> dict[str, Any]:
+    return {
+        "name": param.name,
+        "metavar": kebab(param.name).upper().replace("-", "_"),
+        "flag": kebab(param.name),
+        "in": param.location,
+        "min": param.minimum,
+        "max": param.maximum,
+        "help": param.description,
+    }
+
+
+def _field(name: str, schema: dict[str, Any], required: bool, flag: str) -> dict[str, Any]:
+    """A body field as an option; one with a default is never required on the command line."""
+    kind = schema.get("type")
+    return {
+        "name": name,
+        "flag": flag,
+        "type": JSON_TYPES.get(kind, "json") if isinstance(kind, str) else "json",
+        "required": required and "default" not in schema,
+        "help": schema.get("description", ""),
+        **({"default": schema["default"]} if "default" in schema else {}),
+        **({"min": schema["minimum"]} if "minimum" in schema else {}),
+    }
+
+
+def _columns(op: Operation) -> list[str] | None:
+    """The record fields a list shows as table columns (long texts left out)."""
+    data = op.output.get("properties", {}).get("data")
+    if not data:
+        return None
+    properties = data["items"]["properties"]
+    return [name for name, schema in properties.items() if schema.get("maxLength", 0) < 1000]
+
+
+def command_for(op: Operation) -> dict[str, Any]:
+    group, verb = command_words(op)
+    body = op.body or {"properties": {}}
+    required = set(body.get("required", []))
+    return {
+        "group": group,
+        "verb": verb,
+        "operation": op.name,
+        "method": op.method,
+        "path": op.path,
+        "help": op.summary,
+        "arguments": [_param(p) for p in op.params if p.location == "path"],
+        "options": [_param(p) for p in op.params if p.location == "query"],
+        "fields": [
+            _field(name, schema, name in required, op.cli_flags.get(name, kebab(name)))
+            for name, schema in body["properties"].items()
+        ],
+        "atLeastOneField": body.get("minProperties", 0) >= 1,
+        "columns": _columns(op),
+    }
+
+
+def build_cli_table() -> dict[str, Any]:
+    return {
+        "apiBase": reverse("api:openapi").rsplit("/", 1)[0],  # /api/v1
+        "scopes": list(ALL_SCOPES),
+        "login": {
+            "clientId": CLIENT_ID,
+            "deviceCode": "/oauth/device/code",
+            "token": "/oauth/token",
+            "revoke": "/oauth/revoke",
+            "grantType": "urn:ietf:params:oauth:grant-type:device_code",
+            "whoami": "get_workspace",
+        },
+        "commands": [command_for(op) for op in OPERATIONS],
+    }
+
+
+def render_cli_table() -> str:
+    return json.dumps(build_cli_table(), indent=2, ensure_ascii=False) + "\n"
