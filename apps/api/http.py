@@ -87,6 +87,3 @@ def json_body(request: HttpRequest) -> Any:
 def iso_time(moment: datetime) -> str:
     """A UTC timestamp as the API writes it: ISO 8601 with a Z."""
     return moment.isoformat().replace("+00:00", "Z")
-
-
-MAX_OBJECT_ID = 2**63 - 1  # larger ids cannot exist and would overflow the database's integer

@@ -71,10 +71,3 @@ def choose_workspace(request: SignedInRequest, workspace_id: object) -> Membersh
         request.session[CHOSEN_WORKSPACE_SESSION_KEY] = str(membership.workspace_id)
         request._current_membership = membership  # type: ignore[attr-defined]
     return membership
-
-
-def dashboard_membership(user: User) -> Membership | None:
-    """The user's oldest place as owner or admin (for code without a request, e.g. commands)."""
-    if not user.is_authenticated:
-        return None
-    return user_memberships(user).filter(role__in=STAFF_ROLES).first()

@@ -47,6 +47,8 @@ def serious_violations(page) -> list[str]:
 
 
 def test_every_page_passes_axe(axe_page, browser, live_server):
+    # Around 10 s, and worth it: axe-core analyses each of the ~20 pages of both audiences in
+    # one browser, and a page left out is a page nobody checks.
     page = axe_page
     owner = owner_of(email="owner@acme.test")
     workspace = owner.memberships.get().workspace
