@@ -21,9 +21,9 @@ from django.conf import settings
 from django.core.mail import send_mail
 from django.db import transaction
 
-from apps.audit.models import Action
 from apps.audit.services import Actor, audit_record
 
+from .audit_actions import KEY_LEAKED
 from .models import ApiKey, SecretScanningKeySet
 from .services import api_key_revoke
 from .verification import api_key_find_by_secret
@@ -179,7 +179,7 @@ def _revoke_leaked(key: ApiKey, url: str, source: str) -> None:
         api_key_revoke(key=key, actor=REPORTER)
         audit_record(
             workspace=key.workspace,
-            action=Action.KEY_LEAKED,
+            action=KEY_LEAKED,
             actor=REPORTER,
             key=key,
             subject=f"{key.name} ({key.hint})",

@@ -10,12 +10,20 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.accounts.models import User
-from apps.audit.models import Action
 from apps.audit.services import Actor, audit_record
 from apps.common.validation import InvalidInput, clean_text
 from apps.workspaces.models import Workspace
 
 from . import tokens
+from .audit_actions import (
+    KEY_CREATED,
+    KEY_NARROWED,
+    KEY_REVOKED,
+    KEY_ROLLED,
+    KEY_UPDATED,
+    MEMBER_KEY_CREATED,
+    MEMBER_KEY_REVOKED,
+)
 from .models import ApiKey, ApiKeyState
 from .policy import (
     CLI_LIFETIME,
@@ -93,7 +101,7 @@ def api_key_create(
         )
         audit_record(
             workspace=workspace,
-            action=Action.MEMBER_KEY_CREATED if kind == ApiKey.Kind.MEMBER else Action.KEY_CREATED,
+            action=MEMBER_KEY_CREATED if kind == ApiKey.Kind.MEMBER else KEY_CREATED,
             actor=actor or Actor.of_user(user),
             key=key,
             subject=f"{key.name} ({key.hint})",
@@ -156,7 +164,7 @@ def api_key_roll(*, key: ApiKey, grace: timedelta, actor: Actor) -> CreatedApiKe
         )
         audit_record(
             workspace=locked.workspace,
-            action=Action.KEY_ROLLED,
+            action=KEY_ROLLED,
             actor=actor,
             key=locked,
             subject=f"{locked.name} ({locked.hint})",
@@ -186,7 +194,7 @@ def api_key_update_details(*, key: ApiKey, name: Any, description: Any, actor: A
             for field, (before, after) in changes.items():
                 audit_record(
                     workspace=locked.workspace,
-                    action=Action.KEY_UPDATED,
+                    action=KEY_UPDATED,
                     actor=actor,
                     key=locked,
                     subject=f"{locked.name} ({locked.hint})",
@@ -215,7 +223,7 @@ def api_key_narrow(*, key: ApiKey, scopes: Any, actor: Actor) -> ApiKey:
             locked.save(update_fields=["scopes"])
             audit_record(
                 workspace=locked.workspace,
-                action=Action.KEY_NARROWED,
+                action=KEY_NARROWED,
                 actor=actor,
                 key=locked,
                 subject=f"{locked.name} ({locked.hint})",
@@ -239,7 +247,7 @@ def api_key_revoke(*, key: ApiKey, actor: Actor) -> ApiKey:
             member = key.kind == ApiKey.Kind.MEMBER
             audit_record(
                 workspace=key.workspace,
-                action=Action.MEMBER_KEY_REVOKED if member else Action.KEY_REVOKED,
+                action=MEMBER_KEY_REVOKED if member else KEY_REVOKED,
                 actor=actor,
                 key=key,
                 subject=f"{key.name} ({key.hint})",

@@ -9,10 +9,10 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from apps.audit.models import Action
 from apps.audit.services import Actor, audit_record
 
 from . import tokens
+from .audit_actions import KEY_FIRST_USED
 from .lookup import api_key_with_holder
 from .models import ApiKey
 
@@ -124,7 +124,7 @@ def api_key_record_use(
             if first_use:
                 audit_record(
                     workspace=key.workspace,
-                    action=Action.KEY_FIRST_USED,
+                    action=KEY_FIRST_USED,
                     actor=Actor.of_key(key, ip),
                     key=key,
                     subject=f"{key.name} ({key.hint})",

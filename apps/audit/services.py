@@ -8,7 +8,7 @@ from django.db import transaction
 
 from apps.common.http import client_ip
 
-from .models import Action, AuditEvent
+from .models import AuditEvent
 
 if TYPE_CHECKING:
     from django.http import HttpRequest
@@ -59,7 +59,7 @@ def request_actor(request: "HttpRequest") -> Actor:
 def audit_record(
     *,
     workspace: "Workspace",
-    action: Action,
+    action: str,
     actor: Actor,
     key: "ApiKey | None" = None,
     subject: str = "",

@@ -6,7 +6,8 @@ from zoneinfo import ZoneInfo
 from django.db.models import QuerySet
 from django.http import QueryDict
 
-from apps.audit.models import Action, AuditEvent
+from apps.audit.actions import action_choices
+from apps.audit.models import AuditEvent
 from apps.common.validation import parse_id
 from apps.workspaces.models import Workspace
 
@@ -34,7 +35,7 @@ class AuditFilters:
         since, until = query.get("since", ""), query.get("until", "")
         kind, _, ident = actor.partition(":")
         valid = {
-            "action": not action or action in Action.values,
+            "action": not action or action in dict(action_choices()),
             "actor": not actor
             or actor == "operator"
             or (kind in ("user", "key") and parse_id(ident) is not None),

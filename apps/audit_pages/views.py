@@ -12,7 +12,8 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
 from apps.api.scopes import summarize_scopes
-from apps.audit.models import Action, AuditEvent
+from apps.audit.actions import action_choices
+from apps.audit.models import AuditEvent
 from apps.common.spreadsheet import csv_lines
 from apps.workspaces.decorators import WorkspaceRequest, workspace_staff_required
 
@@ -59,7 +60,7 @@ def audit_log(request: WorkspaceRequest) -> HttpResponse:
             "page": page,
             "filters": filters,
             "filter_query": filters.as_query(),
-            "actions": Action.choices,
+            "actions": action_choices(),
             **audit_filter_choices(request.workspace),
         },
     )
@@ -75,7 +76,7 @@ def _rows(events: QuerySet[AuditEvent], zone: ZoneInfo) -> Iterator[list[str]]:
             event.created_at.astimezone(zone).isoformat(),
             event.created_at.astimezone(UTC).isoformat(),
             event.action,
-            event.get_action_display(),
+            event.action_label,
             event.actor_label,
             event.ip or "",
             str(event.key_id or ""),

@@ -5,12 +5,12 @@ from typing import Any
 from django.db import transaction
 
 from apps.accounts.models import User
-from apps.audit.models import Action
 from apps.audit.services import Actor, audit_record
 from apps.common.validation import clean_long_text, clean_text
 from apps.workspaces.models import Membership, Workspace
 from apps.workspaces.signals import place_removed, revoke_keys_of_removed
 
+from .audit_actions import COMMUNITY_MEMBER_REMOVED
 from .models import Community, CommunityMembership, Post
 
 POST_BODY_MAX_LENGTH = 5_000
@@ -37,7 +37,7 @@ def community_member_remove(*, community: Community, user: User, actor: Actor) -
             return 0
         audit_record(
             workspace=workspace,
-            action=Action.COMMUNITY_MEMBER_REMOVED,
+            action=COMMUNITY_MEMBER_REMOVED,
             actor=actor,
             subject=user.email,
             data={"email": user.email, "community": community.name},

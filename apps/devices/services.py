@@ -17,11 +17,11 @@ from apps.api.scopes import ALL_SCOPES
 from apps.api_keys import tokens
 from apps.api_keys.models import ApiKey
 from apps.api_keys.services import CreatedApiKey, api_key_create, api_key_revoke
-from apps.audit.models import Action
 from apps.audit.services import Actor, audit_record
 from apps.common.validation import InvalidInput, clean_text
 
 from .approval import device_approval_problem
+from .audit_actions import CLI_LOGIN
 from .codes import new_user_code
 from .models import DeviceAuthorization
 
@@ -184,7 +184,7 @@ def _issue_cli_key(
     authorization.save(update_fields=["status", "key", "last_polled_at"])
     audit_record(
         workspace=workspace,
-        action=Action.CLI_LOGIN,
+        action=CLI_LOGIN,
         actor=actor,
         key=created.key,
         subject=f"{created.key.name} ({created.key.hint})",

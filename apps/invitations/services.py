@@ -16,12 +16,12 @@ from django.utils import timezone
 
 from apps.accounts.models import User
 from apps.accounts.services import clean_email
-from apps.audit.models import Action
 from apps.audit.services import Actor, audit_record
 from apps.common.validation import InvalidInput
 from apps.workspaces.models import Membership, Workspace
 from apps.workspaces.selectors import STAFF_ROLES
 
+from .audit_actions import INVITATION_ACCEPTED, INVITATION_SENT, INVITATION_WITHDRAWN
 from .models import Invitation
 
 if TYPE_CHECKING:
@@ -121,7 +121,7 @@ def invitation_create(
         invitation.save()
         audit_record(
             workspace=workspace,
-            action=Action.INVITATION_SENT,
+            action=INVITATION_SENT,
             actor=actor,
             subject=email,
             data=_audit_data(invitation),
@@ -148,7 +148,7 @@ def invitation_resend(*, invitation: Invitation, actor: Actor, base_url: str) ->
         current.save(update_fields=["token_hash", "sent_at", "expires_at", "invited_by"])
         audit_record(
             workspace=current.workspace,
-            action=Action.INVITATION_SENT,
+            action=INVITATION_SENT,
             actor=actor,
             subject=current.email,
             data=_audit_data(current, resent=True),
@@ -166,7 +166,7 @@ def invitation_withdraw(*, invitation: Invitation, actor: Actor) -> None:
         current.save(update_fields=["withdrawn_at"])
         audit_record(
             workspace=current.workspace,
-            action=Action.INVITATION_WITHDRAWN,
+            action=INVITATION_WITHDRAWN,
             actor=actor,
             subject=current.email,
             data=_audit_data(current),
@@ -237,7 +237,7 @@ def invitation_accept(*, invitation: Invitation, user: User, ip: str | None) -> 
         current.save(update_fields=["accepted_at", "accepted_by"])
         audit_record(
             workspace=current.workspace,
-            action=Action.INVITATION_ACCEPTED,
+            action=INVITATION_ACCEPTED,
             actor=Actor.of_user(user, ip),
             subject=current.email,
             data=_audit_data(current),

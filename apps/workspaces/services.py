@@ -5,10 +5,10 @@ from typing import Any
 from django.db import transaction
 
 from apps.accounts.models import User
-from apps.audit.models import Action
 from apps.audit.services import Actor, audit_record
 from apps.common.validation import InvalidInput
 
+from .audit_actions import SETTINGS_CHANGED, TEAM_MEMBER_REMOVED, TEAM_ROLE_CHANGED
 from .models import Membership, Workspace
 from .selectors import STAFF_ROLES
 from .signals import place_removed, revoke_keys_of_removed
@@ -36,7 +36,7 @@ def workspace_update(*, workspace: Workspace, changes: dict[str, Any], actor: Ac
         for field, value in changed.items():
             audit_record(
                 workspace=current,
-                action=Action.SETTINGS_CHANGED,
+                action=SETTINGS_CHANGED,
                 actor=actor,
                 subject=field,
                 data={"field": field, "before": getattr(current, field), "after": value},
@@ -75,7 +75,7 @@ def team_change_role(*, membership: Membership, role: str, actor: Actor) -> Memb
         current.save(update_fields=["role"])
         audit_record(
             workspace=current.workspace,
-            action=Action.TEAM_ROLE_CHANGED,
+            action=TEAM_ROLE_CHANGED,
             actor=actor,
             subject=current.user.email,
             data={"email": current.user.email, "before": before, "after": role},
@@ -95,7 +95,7 @@ def team_remove(*, membership: Membership, actor: Actor) -> None:
         )
         audit_record(
             workspace=current.workspace,
-            action=Action.TEAM_MEMBER_REMOVED,
+            action=TEAM_MEMBER_REMOVED,
             actor=actor,
             subject=current.user.email,
             data={"email": current.user.email, "role": current.role},

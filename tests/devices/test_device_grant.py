@@ -9,9 +9,11 @@ import time_machine
 from django.db import connection
 from django.utils import timezone
 
+from apps.api_keys.audit_actions import KEY_REVOKED
 from apps.api_keys.models import ApiKey, ApiKeyState
-from apps.audit.models import Action, AuditEvent
+from apps.audit.models import AuditEvent
 from apps.audit.services import Actor
+from apps.devices.audit_actions import CLI_LOGIN
 from apps.devices.models import DeviceAuthorization
 from apps.workspaces.models import Membership
 from apps.workspaces.services import team_remove
@@ -165,7 +167,7 @@ def test_approval_mints_one_cli_key_of_90_days_named_after_the_device(client, br
     # Single use: the same device code never gives a second key.
     assert poll(client, body["device_code"]).json()["error"] == "invalid_grant"
     assert ApiKey.objects.count() == 1
-    event = AuditEvent.objects.get(action=Action.CLI_LOGIN)
+    event = AuditEvent.objects.get(action=CLI_LOGIN)
     assert event.data["device"] == "ada's laptop"
     assert event.data["requestedFrom"] == "127.0.0.1"
 
@@ -204,7 +206,7 @@ def test_a_new_login_of_the_same_installation_revokes_the_previous_cli_key(clien
     assert second.state == ApiKeyState.ACTIVE
     assert third.state == ApiKeyState.ACTIVE  # another installation keeps its own key
     assert client.get("/api/v1/workspace", **auth(secrets[0])).json()["error"] == "revoked-key"
-    assert AuditEvent.objects.filter(action=Action.KEY_REVOKED, key=first).exists()
+    assert AuditEvent.objects.filter(action=KEY_REVOKED, key=first).exists()
 
 
 def test_approval_page_needs_sign_in_and_csrf(client, owner):

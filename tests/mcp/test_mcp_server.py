@@ -15,10 +15,11 @@ from mcp.shared.exceptions import MCPError
 
 from apps.api_keys.models import ApiKey
 from apps.api_keys.services import api_key_revoke
-from apps.audit.models import Action, AuditEvent
+from apps.audit.models import AuditEvent
 from apps.audit.services import Actor
 from apps.communities.models import Post
 from apps.products.models import Product
+from apps.workspaces.audit_actions import SETTINGS_CHANGED
 from apps.workspaces.models import Membership
 from tests.factories import make_community, make_key, member_of, owner_of
 
@@ -184,7 +185,7 @@ def test_every_tool_runs_and_returns_its_record(live_server):
 def test_update_through_mcp_is_audited_with_the_key_as_actor(live_server):
     key = make_key(scopes=["pages:write"])
     run(call(live_server, key.secret, "update_workspace", {"workspaceName": "Renamed"}))
-    event = AuditEvent.objects.get(action=Action.SETTINGS_CHANGED)
+    event = AuditEvent.objects.get(action=SETTINGS_CHANGED)
     assert event.actor_key_id == key.key.pk
     assert event.data == {"field": "name", "before": event.data["before"], "after": "Renamed"}
 

@@ -3,7 +3,8 @@ import base64
 import pytest
 from allauth.mfa.totp.internal.auth import TOTP
 
-from apps.audit.models import Action, AuditEvent
+from apps.audit.models import AuditEvent
+from apps.workspaces.audit_actions import SETTINGS_CHANGED
 from apps.workspaces.models import Membership
 from tests.factories import MembershipFactory, WorkspaceFactory, make_community, make_key, owner_of
 
@@ -86,7 +87,7 @@ def test_owners_require_two_factor_only_once_they_have_it_themselves(client):
     client.post("/settings/", _settings_form(workspace, require_two_factor="on"))
     workspace.refresh_from_db()
     assert workspace.require_two_factor
-    event = AuditEvent.objects.get(action=Action.SETTINGS_CHANGED)
+    event = AuditEvent.objects.get(action=SETTINGS_CHANGED)
     assert event.data == {"field": "require_two_factor", "before": False, "after": True}
     assert client.get("/integrations/api/").status_code == 200
 
