@@ -8,54 +8,16 @@ import os
 from pathlib import Path
 
 import dj_database_url
-from django.core.exceptions import ImproperlyConfigured
+
+from .env import env_bool, env_int, env_list, env_secret
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
-
-def env_bool(name: str, default: bool) -> bool:
-    value = os.environ.get(name)
-    if value is None or value == "":
-        return default
-    if value.lower() in {"1", "true", "yes", "on"}:
-        return True
-    if value.lower() in {"0", "false", "no", "off"}:
-        return False
-    raise ImproperlyConfigured(f"{name} must be true or false, not {value!r}.")
-
-
-def env_list(name: str, default: list[str]) -> list[str]:
-    value = os.environ.get(name)
-    if not value:
-        return default
-    return [item.strip() for item in value.split(",") if item.strip()]
-
-
-def env_int(name: str, default: int) -> int:
-    value = os.environ.get(name)
-    if not value:
-        return default
-    try:
-        return int(value)
-    except ValueError:
-        raise ImproperlyConfigured(f"{name} must be an integer, not {value!r}.") from None
-
-
-def env_secret(name: str, dev_default: str) -> str:
-    """A secret from the environment; the development default is refused when DEBUG is off."""
-    value = os.environ.get(name)
-    if value:
-        return value
-    if not DEBUG:
-        raise ImproperlyConfigured(f"{name} must be set when DEBUG is off.")
-    return dev_default
-
-
 DEBUG = env_bool("DEBUG", True)
-SECRET_KEY = env_secret("SECRET_KEY", "dev-only-secret-key-not-for-production-0123456789")
+SECRET_KEY = env_secret("SECRET_KEY", "dev-only-secret-key-not-for-production-0123456789", DEBUG)
 # Keys are stored as HMAC-SHA256 under this secret, kept apart from SECRET_KEY so that rotating
 # session signing never invalidates every API key, and a leak of one does not expose the other.
-API_KEY_HASH_SECRET = env_secret("API_KEY_HASH_SECRET", "dev-only-api-key-hash-secret")
+API_KEY_HASH_SECRET = env_secret("API_KEY_HASH_SECRET", "dev-only-api-key-hash-secret", DEBUG)
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
