@@ -162,7 +162,7 @@ def list_schema(item: JsonSchema) -> JsonSchema:
 LIMIT = Param(
     "limit",
     "query",
-    "How many items to return, newest first (default 50, at most 100).",
+    "How many to return, newest first: 1 to 100 (default 50).",
     maximum=100,
     default=50,
 )

@@ -47,8 +47,8 @@ def single_line_text(max_length: int) -> dict[str, Any]:
     return {
         "type": "string",
         "pattern": rf"^\s*{visible}(?:[^{_FORBIDDEN}]{{0,{max_length - 2}}}{visible})?\s*$",
-        "description": f"1 to {max_length} characters after trimming surrounding whitespace; "
-        "no control or invisible formatting characters (Unicode Cc, Cf, Zl, Zp).",
+        "description": f"1 to {max_length} characters, trimmed; no control or invisible "
+        "characters (Unicode Cc, Cf, Zl, Zp).",
     }
 
 

@@ -93,9 +93,8 @@ OPERATIONS = (
         needs=Needs(),
         title="Read the workspace",
         summary=(
-            "Read the workspace this key belongs to: its id and name, the key holder's e-mail, "
-            "the key's scopes, the scheduling time zone and the transcription defaults. Works "
-            "with any active workspace key; use it to confirm a key works."
+            "Read the key's workspace: id, name, the holder's e-mail, the key's scopes, time "
+            "zone and transcription defaults. Any active workspace key may; use it to check a key."
         ),
         output_name="Workspace",
         output=WORKSPACE_RECORD,
@@ -109,10 +108,9 @@ OPERATIONS = (
         needs=Needs(any_write=True, role=Membership.Role.OWNER),
         title="Change workspace settings",
         summary=(
-            "Rename the workspace or change its time zone (IANA name), automatic transcription "
-            "of uploads, or transcription language. Send only the fields to change; all are "
-            "checked before any is written. Needs a key with any :write scope held by a "
-            "workspace owner. The default video quality can be changed only in the dashboard."
+            "Change the workspace's name, time zone (IANA), automatic transcription or its "
+            "language: only the fields sent, all checked before any is written. Needs any "
+            ":write scope and an owner's key. Video quality is set in the dashboard only."
         ),
         output_name="Workspace",
         output=WORKSPACE_RECORD,

@@ -1,6 +1,7 @@
 """Workspace settings validation, shared by PATCH /workspace and the dashboard's Settings form."""
 
 from collections.abc import Callable
+from difflib import get_close_matches
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -42,8 +43,20 @@ def clean_timezone(value: Any, field: str = "timezone") -> str:
     if not isinstance(value, str):
         raise InvalidInput(field, f"{field} must be a string.")
     if value not in timezone_names():
-        raise InvalidInput(field, f"{field} must be an IANA time zone name such as Europe/Berlin.")
+        raise InvalidInput(field, f"{field} must be an IANA time zone name{_close_zones(value)}")
     return value
+
+
+def _close_zones(value: str) -> str:
+    """The end of the refusal: the names closest to a mistyped one, or an example."""
+    names = timezone_names()
+    by_city = {name.rsplit("/", 1)[-1].lower(): name for name in names}
+    typed = value.strip().replace(" ", "_")
+    close = [by_city[city] for city in get_close_matches(typed.lower(), by_city, n=3, cutoff=0.75)]
+    close += [n for n in get_close_matches(typed, names, n=3, cutoff=0.75) if n not in close]
+    if not close:
+        return " such as Europe/Berlin."
+    return "; did you mean " + " or ".join(close[:3]) + "?"
 
 
 def clean_transcription_language(value: Any, field: str = "transcriptionLanguage") -> str:

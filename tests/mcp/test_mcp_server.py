@@ -63,6 +63,13 @@ async def call(live_server, secret: str, name: str, arguments: dict):
         return await client.call_tool(name, arguments)
 
 
+def tool_error(result) -> str:
+    """The reason of an error result, from its text ("insufficient-scope: ..."): error results
+    carry no structured content, which would have to match the tool's output schema."""
+    assert result.is_error and result.structured_content is None
+    return result.content[0].text.split(":", 1)[0]
+
+
 def raw_post(live_server, secret: str | None, message: dict | None = None) -> httpx2.Response:
     headers = {
         "Content-Type": "application/json",
@@ -211,7 +218,7 @@ def test_bad_arguments_are_a_tool_error_naming_the_field(live_server, tool, argu
     secret = make_key().secret
     result = run(call(live_server, secret, tool, arguments))
     assert result.is_error
-    assert result.structured_content["error"] == "invalid-input"
+    assert tool_error(result) == "invalid-input"
     assert field in result.content[0].text
 
 
@@ -219,7 +226,7 @@ def test_calling_a_hidden_tool_is_a_tool_error_naming_the_missing_scope(live_ser
     secret = make_key(scopes=["products:read"]).secret
     result = run(call(live_server, secret, "create_product", {"name": "X", "priceCents": 1}))
     assert result.is_error
-    assert result.structured_content["error"] == "insufficient-scope"
+    assert tool_error(result) == "insufficient-scope"
     assert "products:write" in result.content[0].text
     assert not Product.objects.exists()
 
@@ -238,7 +245,7 @@ def test_an_admins_key_cannot_change_settings_through_mcp(live_server):
     secret = make_key(user=admin, workspace=workspace).secret
     result = run(call(live_server, secret, "update_workspace", {"workspaceName": "Mine now"}))
     assert result.is_error
-    assert result.structured_content["error"] == "insufficient-role"
+    assert tool_error(result) == "insufficient-role"
     workspace.refresh_from_db()
     assert workspace.name != "Mine now"
 
@@ -270,8 +277,8 @@ def test_member_key_acts_as_the_member_in_their_communities_only(live_server):
     assert [c["name"] for c in listed.structured_content["data"]] == ["Mine"]
     assert posted.structured_content["authorEmail"] == member.email
     assert Post.objects.get().author == member
-    assert elsewhere.is_error and elsewhere.structured_content["error"] == "not-found"
-    assert settings.is_error and settings.structured_content["error"] == "insufficient-scope"
+    assert elsewhere.is_error and tool_error(elsewhere) == "not-found"
+    assert settings.is_error and tool_error(settings) == "insufficient-scope"
 
 
 def revoke(key_id: int) -> None:
@@ -426,3 +433,13 @@ def test_malformed_json_rpc_is_answered_in_plain_words(live_server, content, say
     error = answer.json()["error"]
     assert says in error["message"]
     assert "pydantic" not in answer.text and "JSONRPCRequest" not in answer.text
+
+
+def test_tools_list_for_a_full_key_is_under_8_kb(live_server):
+    """An assistant pays for tools/list in context on every session (it was 41 KB)."""
+    answer = raw_post(live_server, make_key().secret)
+    assert answer.status_code == 200
+    assert len(answer.json()["result"]["tools"]) == len(ALL_TOOLS)
+    assert len(answer.content) < 8 * 1024, len(answer.content)
+    timezone = next(t for t in answer.json()["result"]["tools"] if t["name"] == "update_workspace")
+    assert "enum" not in timezone["inputSchema"]["properties"]["timezone"]

@@ -1,0 +1,75 @@
+"""MCP through clients nobody here wrote: the MCP Inspector's CLI (the official TypeScript SDK
+inside), run with npx against a live server."""
+
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from tests.factories import make_key
+
+pytestmark = pytest.mark.django_db(transaction=True)
+INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
+
+
+def inspector(live_server, secret: str, *args: str) -> dict:
+    if shutil.which("npx") is None:
+        if os.environ.get("GATEHOUSE_REQUIRE_BROWSER"):
+            pytest.fail("npx is missing: the MCP Inspector test needs Node.js")
+        pytest.skip("npx is missing")
+    result = subprocess.run(
+        [
+            "npx",
+            "-y",
+            INSPECTOR,
+            "--cli",
+            f"{live_server.url}/mcp",
+            "--transport",
+            "http",
+            "--header",
+            f"Authorization: Bearer {secret}",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert "Structured content does not match" not in result.stdout + result.stderr
+    answer = json.loads(result.stdout)  # a tool error exits non-zero (5), with its JSON
+    ok = result.returncode == 0 or answer.get("isError") is True
+    assert ok, f"exit {result.returncode}: " + result.stdout[-2000:] + result.stderr[-2000:]
+    return dict(answer)
+
+
+def test_the_inspector_lists_the_tools_a_key_may_call(live_server):
+    secret = make_key(scopes=["pages:read"]).secret
+    listed = inspector(live_server, secret, "--method", "tools/list")
+    assert sorted(tool["name"] for tool in listed["tools"]) == ["get_workspace", "list_pages"]
+
+
+def test_the_inspector_shows_gatehouses_message_for_a_tool_error(live_server):
+    secret = make_key(scopes=["pages:write"]).secret
+    answer = inspector(
+        live_server,
+        secret,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "update_workspace",
+        "--tool-arg",
+        "timezone=Europe/Berln",
+    )
+    assert answer["isError"] is True
+    text = answer["content"][0]["text"]
+    assert text.startswith("invalid-input: ") and "did you mean Europe/Berlin" in text
+
+
+def test_the_inspector_calls_a_tool_and_gets_its_record(live_server):
+    created = make_key(scopes=["pages:read"])
+    answer = inspector(
+        live_server, created.secret, "--method", "tools/call", "--tool-name", "get_workspace"
+    )
+    assert answer.get("isError") in (None, False)
+    assert answer["structuredContent"]["workspaceId"] == str(created.key.workspace_id)
