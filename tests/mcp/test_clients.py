@@ -73,3 +73,21 @@ def test_the_inspector_calls_a_tool_and_gets_its_record(live_server):
     )
     assert answer.get("isError") in (None, False)
     assert answer["structuredContent"]["workspaceId"] == str(created.key.workspace_id)
+
+
+def test_the_mcp_line_the_demo_prints_works_as_printed(live_server, settings):
+    import shlex
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    settings.DEBUG = True
+    out = StringIO()
+    call_command("demo", "--base-url", live_server.url, stdout=out)
+    line = next(line for line in out.getvalue().splitlines() if "npx -y" in line).strip()
+    if shutil.which("npx") is None:
+        pytest.skip("npx is missing")
+    result = subprocess.run(shlex.split(line), capture_output=True, text=True, timeout=180)
+    assert result.returncode == 0, result.stderr[-2000:]
+    names = {tool["name"] for tool in json.loads(result.stdout)["tools"]}
+    assert {"get_workspace", "update_workspace", "create_page"} <= names

@@ -16,6 +16,7 @@ from apps.workspaces.services import workspace_create
 DEMO_EMAIL = "owner@demo.gatehouse.test"
 DEMO_PASSWORD = "gatehouse-demo-2026"
 DEMO_WORKSPACE = "Demo Academy"
+MCP_INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
 
 
 class Command(BaseCommand):
@@ -67,6 +68,9 @@ class Command(BaseCommand):
                     f"{base_url}/api/v1/workspace",
                     f"  API document: {base_url}/api/v1/openapi.json",
                     f"  Terminal:  .venv/bin/gatehouse login --url {base_url}",
+                    "  MCP, with the MCP Inspector's CLI (Node.js):",
+                    f"    npx -y {MCP_INSPECTOR} --cli {base_url}/mcp --transport http "
+                    f"--header 'Authorization: Bearer {created.secret}' --method tools/list",
                     "",
                 ]
             )
