@@ -68,13 +68,25 @@ def _field(name: str, schema: dict[str, Any], required: bool, flag: str) -> dict
     }
 
 
-def _columns(op: Operation) -> list[str] | None:
+def _column_format(name: str, schema: dict[str, Any]) -> str | None:
+    if schema.get("format") == "date-time":
+        return "date-time"  # shown in the terminal's time zone, to the minute
+    if name.endswith("Cents"):
+        return "cents"  # shown as 19.99
+    return None
+
+
+def _columns(op: Operation) -> list[dict[str, Any]] | None:
     """The record fields a list shows as table columns (long texts left out)."""
     data = op.output.get("properties", {}).get("data")
     if not data:
         return None
     properties = data["items"]["properties"]
-    return [name for name, schema in properties.items() if schema.get("maxLength", 0) < 1000]
+    return [
+        {"name": name, "format": _column_format(name, schema)}
+        for name, schema in properties.items()
+        if schema.get("maxLength", 0) < 1000
+    ]
 
 
 def command_for(op: Operation) -> dict[str, Any]:

@@ -117,6 +117,12 @@ def token_path() -> dict[str, Any]:
                                     "token_type": {"const": "Bearer"},
                                     "expires_in": {"const": 7776000},
                                     "scope": {"type": "string"},
+                                    "replaced_keys": {
+                                        "type": "array",
+                                        "items": {"type": "string"},
+                                        "description": "Hints of this installation's earlier CLI "
+                                        "keys, revoked by this login.",
+                                    },
                                 },
                             }
                         }

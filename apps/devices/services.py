@@ -42,6 +42,13 @@ class DeviceGrantError(Exception):
 
 
 @dataclass(frozen=True)
+class IssuedCliKey(CreatedApiKey):
+    """A CLI key with its secret, and the hints of the installation's keys it replaced."""
+
+    replaced_hints: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class StartedDeviceAuthorization:
     authorization: DeviceAuthorization
     device_code: str  # the only moment the plaintext device code exists
@@ -104,7 +111,7 @@ def device_authorization_start(
 
 def device_token_poll(
     *, device_code: str, client_id: str, ip: str | None, now: datetime | None = None
-) -> CreatedApiKey:
+) -> IssuedCliKey:
     """One poll of the CLI: the new key once approved, else DeviceGrantError saying why not.
 
     The row is locked for the poll, so of many concurrent polls after approval exactly one
@@ -123,7 +130,7 @@ def device_token_poll(
 
 def _poll_locked(
     device_code: str, *, ip: str | None, now: datetime
-) -> CreatedApiKey | DeviceGrantError:
+) -> IssuedCliKey | DeviceGrantError:
     authorization = (
         DeviceAuthorization.objects.select_for_update()
         .filter(device_code_hash=tokens.hash_secret(device_code or ""))
@@ -151,7 +158,7 @@ def _poll_locked(
 
 def _issue_cli_key(
     authorization: DeviceAuthorization, *, ip: str | None, now: datetime
-) -> CreatedApiKey | DeviceGrantError:
+) -> IssuedCliKey | DeviceGrantError:
     """Mint the CLI key of an approved login and revoke the installation's previous one."""
     user, workspace = authorization.user, authorization.workspace
     assert user is not None and workspace is not None  # set on approval
@@ -167,8 +174,7 @@ def _issue_cli_key(
         installation_id=authorization.installation_id,
         revoked_at__isnull=True,
     ).select_related("workspace", "user")
-    for key in previous:
-        api_key_revoke(key=key, actor=actor)
+    replaced = tuple(api_key_revoke(key=key, actor=actor).hint for key in previous)
     created = api_key_create(
         workspace=workspace,
         user=user,
@@ -192,6 +198,7 @@ def _issue_cli_key(
             "device": authorization.device_name,
             "requestedFrom": authorization.requested_ip,
             "scopes": authorization.approved_scopes,
+            "replaced": list(replaced),
         },
     )
-    return created
+    return IssuedCliKey(key=created.key, secret=created.secret, replaced_hints=replaced)

@@ -123,6 +123,8 @@ def token(request: HttpRequest) -> JsonResponse:
             "token_type": "Bearer",
             "expires_in": int(CLI_LIFETIME.total_seconds()),
             "scope": " ".join(created.key.scopes),
+            # RFC 6749 §5.1 allows more parameters: what the CLI tells its user it replaced.
+            "replaced_keys": list(created.replaced_hints),
         }
     )
 

@@ -3,6 +3,7 @@
 import json
 import re
 from collections.abc import Iterable
+from datetime import datetime
 from typing import Any
 
 import click
@@ -11,18 +12,31 @@ import httpx
 LOGIN_AGAIN = {"expired-key", "revoked-key", "invalid-key", "missing-key"}
 
 
+# Set by main() when --json was given anywhere: errors are then JSON too.
+JSON_ERRORS = False
+
+
 class CliError(click.ClickException):
-    """One clear line on stderr and exit code 1."""
+    """One clear line on stderr and exit code 1; with --json, `{"error", "message"}` there."""
+
+    def __init__(self, message: str, reason: str = "cli-error") -> None:
+        super().__init__(message)
+        self.reason = reason
 
     def show(self, file: Any = None) -> None:
-        click.echo(f"error: {self.message}", err=True)
+        if JSON_ERRORS:
+            click.echo(json.dumps({"error": self.reason, "message": self.message}), err=True)
+        else:
+            click.echo(f"error: {self.message}", err=True)
 
 
 def send(method: str, url: str, **kwargs: Any) -> httpx.Response:
     try:
         return httpx.request(method, url, timeout=30, **kwargs)
     except httpx.HTTPError as error:
-        raise CliError(f"Cannot reach {url}: {error or type(error).__name__}.") from None
+        raise CliError(
+            f"Cannot reach {url} ({error or type(error).__name__}).", "unreachable"
+        ) from None
 
 
 def _json_of(response: httpx.Response) -> Any:
@@ -61,8 +75,8 @@ class Api:
         reason = data.get("error", "error") if isinstance(data, dict) else "error"
         message = data.get("message", "") if isinstance(data, dict) else ""
         if reason in LOGIN_AGAIN:
-            raise CliError(f"{message} Run `gatehouse login` to log in again. ({reason})")
-        raise CliError(f"{message} ({reason})")
+            raise CliError(f"{message} Run `gatehouse login` to log in again. ({reason})", reason)
+        raise CliError(f"{message} ({reason})", reason)
 
 
 def oauth_result(response: httpx.Response) -> dict[str, Any]:
@@ -95,13 +109,33 @@ def record_text(record: dict[str, Any]) -> str:
     )
 
 
-def table(rows: Iterable[dict[str, Any]], columns: list[str]) -> str:
+def _cell(value: Any, form: str | None) -> str:
+    """A table cell as people read it: times to the minute in the terminal's zone, cents as
+    money; anything unexpected as it came."""
+    if form == "date-time" and isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value).astimezone().strftime("%Y-%m-%d %H:%M")
+        except ValueError:
+            return value
+    if form == "cents" and isinstance(value, int):
+        return f"{value / 100:.2f}"
+    return _text(value)
+
+
+def _title(column: dict[str, Any]) -> str:
+    name = column["name"]
+    if column.get("format") == "cents":
+        name = name.removesuffix("Cents")
+    return label(name).upper()
+
+
+def table(rows: Iterable[dict[str, Any]], columns: list[dict[str, Any]]) -> str:
     """Rows as a plain table with upper-case headers; "(none)" when there are none."""
     rows = list(rows)
     if not rows:
         return "(none)"
-    titles = [label(name).upper() for name in columns]
-    cells = [[_text(row.get(name)) for name in columns] for row in rows]
+    titles = [_title(column) for column in columns]
+    cells = [[_cell(row.get(c["name"]), c.get("format")) for c in columns] for row in rows]
     widths = [max(len(title), *(len(c[i]) for c in cells)) for i, title in enumerate(titles)]
     lines = ["  ".join(t.ljust(w) for t, w in zip(titles, widths, strict=True))]
     lines += ["  ".join(c.ljust(w) for c, w in zip(cell, widths, strict=True)) for cell in cells]

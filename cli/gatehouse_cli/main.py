@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from . import __version__, config
+from . import __version__, api, config
 from .api import CliError, oauth_result, output, record_text, send
 from .commands import TABLE, add_operation_commands, run_operation
 
@@ -61,16 +61,23 @@ def login(ctx: click.Context, scopes: str, no_browser: bool, login_url: str | No
     if unknown:
         raise CliError(f"Unknown scope {unknown[0]}; choose from {', '.join(SCOPES)}.")
     url, credentials = ctx.obj["url"], ctx.obj["credentials"]
-    response = send(
-        "POST",
-        f"{url}{LOGIN['deviceCode']}",
-        data={
-            "client_id": LOGIN["clientId"],
-            "scope": " ".join(requested),
-            "installation_id": config.installation_id(credentials),
-            "device_name": f"CLI on {platform.node() or 'this computer'}"[:100],
-        },
-    )
+    try:
+        response = send(
+            "POST",
+            f"{url}{LOGIN['deviceCode']}",
+            data={
+                "client_id": LOGIN["clientId"],
+                "scope": " ".join(requested),
+                "installation_id": config.installation_id(credentials),
+                "device_name": f"CLI on {platform.node() or 'this computer'}"[:100],
+            },
+        )
+    except CliError as error:
+        raise CliError(
+            f"{error.message} Is Gatehouse running at {url}? Give its address with "
+            "`gatehouse login --url URL` (or GATEHOUSE_URL), as the browser shows it.",
+            error.reason,
+        ) from None
     grant = oauth_result(response)
     click.echo(f"First copy your one-time code: {grant['user_code']}", err=True)
     click.echo(f"Then open {grant['verification_uri']} and enter it.", err=True)
@@ -85,10 +92,16 @@ def login(ctx: click.Context, scopes: str, no_browser: bool, login_url: str | No
     path = config.save(credentials)
     ctx.obj["url"] = url
     workspace = run_operation(ctx, _whoami_spec(), {})
+    replaced = token.get("replaced_keys") or []
+    replaces = (
+        f" It replaces this computer's earlier CLI key {', '.join(replaced)}, now revoked."
+        if replaced
+        else ""
+    )
     output(
         ctx,
-        {"workspace": workspace, "credentials": str(path)},
-        f"Logged in (scopes: {token['scope']}). The key is stored in {path}.\n"
+        {"workspace": workspace, "credentials": str(path), "replacedKeys": replaced},
+        f"Logged in (scopes: {token['scope']}). The key is stored in {path}.{replaces}\n"
         + record_text(workspace),
     )
 
@@ -151,7 +164,9 @@ def logout(ctx: click.Context) -> None:
 def whoami(ctx: click.Context) -> None:
     """Who the key acts as, in which workspace, with which scopes."""
     data = run_operation(ctx, _whoami_spec(), {})
-    output(ctx, data, record_text(data))
+    key = config.effective_key(ctx.obj["credentials"]) or ""
+    about = {"server": ctx.obj["url"], "key": f"{key[:4]}…{key[-4:]}"}
+    output(ctx, {**data, **about}, record_text({**data, **about}))
 
 
 add_operation_commands(cli)
@@ -159,8 +174,12 @@ add_operation_commands(cli)
 
 def main() -> None:
     """The console script: no traceback ever reaches the user."""
+    args = sys.argv[1:]
+    if "--json" in args:  # accepted anywhere on the line, as people type it
+        args = ["--json", *(arg for arg in args if arg != "--json")]
+        api.JSON_ERRORS = True
     try:
-        cli(standalone_mode=False)
+        cli(args, standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("Cancelled.", err=True)
         sys.exit(130)

@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -68,6 +69,35 @@ def test_login_takes_the_server_address_after_the_command(env):
     assert "Cannot reach http://127.0.0.1:9/oauth/device/code" in result.stderr
 
 
+def test_login_to_a_server_that_is_not_there_says_which_and_how_to_choose(env):
+    result = run(env, "login", "--no-browser")  # the default address, where nothing runs here
+    assert result.returncode == 1 and result.stderr.count("\n") == 1
+    assert "Is Gatehouse running at http://127.0.0.1:8000?" in result.stderr
+    assert "gatehouse login --url URL" in result.stderr and "GATEHOUSE_URL" in result.stderr
+
+
+@pytest.mark.django_db(transaction=True)
+def test_json_goes_anywhere_and_errors_under_it_are_json(env, live_server):
+    key = make_key(scopes=["products:read"])
+    env.update(GATEHOUSE_API_KEY=key.secret, GATEHOUSE_URL=live_server.url)
+    listed = run(env, "products", "list", "--json")
+    assert listed.returncode == 0 and json.loads(listed.stdout) == {"data": []}
+    refused = run(env, "products", "create", "--name", "X", "--price-cents", "1", "--json")
+    assert refused.returncode == 1 and refused.stdout == ""
+    error = json.loads(refused.stderr)
+    assert error["error"] == "insufficient-scope" and "products:write" in error["message"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_whoami_names_the_server_and_the_key(env, live_server):
+    key = make_key()
+    env.update(GATEHOUSE_API_KEY=key.secret, GATEHOUSE_URL=live_server.url)
+    shown = run(env, "whoami").stdout
+    assert re.search(rf"^Server +{re.escape(live_server.url)}$", shown, re.M)
+    assert re.search(rf"^Key +{re.escape(key.key.hint)}$", shown, re.M)
+    assert key.secret not in shown
+
+
 @pytest.mark.django_db(transaction=True)
 def test_commands_print_tables_and_json(env, live_server):
     key = make_key()
@@ -76,8 +106,9 @@ def test_commands_print_tables_and_json(env, live_server):
     created = run(env, "products", "create", "--name", "Course", "--price-cents", "1999")
     assert created.returncode == 0, created.stderr
     table = run(env, "products", "list").stdout.splitlines()
-    assert table[0].split() == ["ID", "NAME", "PRICE", "CENTS", "CREATED", "AT"]
-    assert "Course" in table[1] and "1999" in table[1]
+    assert table[0].split() == ["ID", "NAME", "PRICE", "CREATED", "AT"]
+    assert "Course" in table[1] and "19.99" in table[1]
+    assert re.search(r"\b20\d\d-\d\d-\d\d \d\d:\d\d\b", table[1])  # a time people read
     listed = json.loads(run(env, "--json", "communities", "list").stdout)
     assert [c["name"] for c in listed["data"]] == ["Makers"]
     posted = run(env, "posts", "create", str(community.pk), "--title", "Hi", "--body", "Hello")

@@ -193,11 +193,13 @@ def test_denial_is_access_denied_and_issues_nothing(client, browser):
 
 def test_a_new_login_of_the_same_installation_revokes_the_previous_cli_key(client, browser, owner):
     workspace = owner.memberships.get().workspace
-    secrets = []
+    secrets, replaced = [], []
     for _ in range(2):
         body = start(client).json()
         approve(browser, body["user_code"], workspace)
-        secrets.append(poll(client, body["device_code"]).json()["access_token"])
+        answer = poll(client, body["device_code"]).json()
+        secrets.append(answer["access_token"])
+        replaced.append(answer["replaced_keys"])
     other = start(client, installation_id="install-2").json()
     approve(browser, other["user_code"], workspace)
     poll(client, other["device_code"])
@@ -207,6 +209,7 @@ def test_a_new_login_of_the_same_installation_revokes_the_previous_cli_key(clien
     assert third.state == ApiKeyState.ACTIVE  # another installation keeps its own key
     assert client.get("/api/v1/workspace", **auth(secrets[0])).json()["error"] == "revoked-key"
     assert AuditEvent.objects.filter(action=KEY_REVOKED, key=first).exists()
+    assert replaced == [[], [first.hint]]  # the CLI says which key the second login replaced
 
 
 def test_approval_page_needs_sign_in_and_csrf(client, owner):
