@@ -61,7 +61,10 @@ class Invitation(models.Model):
 
     @property
     def place(self) -> str:
-        """What accepting gives, in words: "admin of Acme" or "the community Makers in Acme"."""
+        """What accepting makes you, to follow "to be" or "You are now": "an admin of Acme",
+        "an owner of Acme" or "a member of the community Makers in Acme"."""
         if self.community is not None:
-            return f"the community {self.community.name} in {self.workspace.name}"
-        return f"{self.get_role_display().lower()} of {self.workspace.name}"
+            return f"a member of the community {self.community.name} in {self.workspace.name}"
+        role = self.get_role_display().lower()
+        article = "an" if role[:1] in "aeiou" else "a"
+        return f"{article} {role} of {self.workspace.name}"

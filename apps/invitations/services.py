@@ -63,7 +63,7 @@ def _issue_token(invitation: Invitation) -> str:
 def _send_on_commit(invitation: Invitation, token: str, base_url: str) -> str:
     link = invitation_link(token, base_url)
     inviter = invitation.invited_by.email if invitation.invited_by else "Gatehouse"
-    subject = f"{inviter} invited you to {invitation.place}"
+    subject = f"{inviter} invited you to be {invitation.place}"
     expiry = invitation.expires_at
     expires = f"{expiry.day} {expiry:%B %Y, %H:%M}"
     body = (

@@ -77,7 +77,7 @@ def test_a_new_person_signs_up_through_the_link_and_accepts(
 ):
     link = invite(owner_client, community, "ada@example.com", django_capture_on_commit_callbacks)
     page = client.get(link).content.decode()
-    assert "owner@acme.test" in page and "the community Makers in Acme" in page
+    assert "owner@acme.test" in page and "a member of the community Makers in Acme" in page
     sign_up = client.get(f"/sign-up/?next={link}").content.decode()
     assert "ada@example.com" in sign_up and "Workspace name" not in sign_up
     response = client.post(
@@ -255,3 +255,40 @@ def test_a_teammate_removed_from_the_team_loses_their_pending_invitations(
     invite(owner_client, community, admin.email, django_capture_on_commit_callbacks)
     team_remove(membership=Membership.objects.get(user=admin), actor=Actor.of_user(owner))
     assert Invitation.objects.get().state == "withdrawn"
+
+
+@pytest.mark.parametrize(
+    ("role", "in_community", "place"),
+    [
+        ("member", True, "a member of the community Makers in Acme"),
+        ("admin", False, "an admin of Acme"),
+        ("owner", False, "an owner of Acme"),
+    ],
+)
+def test_what_an_invitation_offers_reads_as_a_sentence(
+    client, owner, community, django_capture_on_commit_callbacks, role, in_community, place
+):
+    """Every message built from the invitation's parts, read whole: the e-mail's subject and
+    body, the invitation page, and the confirmation after accepting."""
+    from apps.audit.services import Actor
+    from apps.invitations.services import invitation_create
+
+    with django_capture_on_commit_callbacks(execute=True):
+        _, link = invitation_create(
+            workspace=community.workspace,
+            email="ada@example.com",
+            role=role,
+            actor=Actor.of_user(owner),
+            base_url="http://testserver",
+            community=community if in_community else None,
+        )
+    message = mail.outbox[-1]
+    assert message.subject == f"owner@acme.test invited you to be {place}"
+    assert f"owner@acme.test invited you to be {place} on Gatehouse." in message.body
+    path = link.removeprefix("http://testserver")
+    ada = owner_of(WorkspaceFactory(name="Elsewhere"), email="ada@example.com")
+    client.force_login(ada)
+    page = client.get(path).content.decode()
+    assert f"invited <strong>ada@example.com</strong> to be {place}." in page
+    accepted = client.post(path, follow=True).content.decode()
+    assert f"You are now {place}." in accepted
