@@ -13,7 +13,8 @@ from apps.common.validation import parse_id
 
 from .models import UNUSED_AFTER, ApiKey, ApiKeyQuerySet, ApiKeyState
 
-STATES = ("all", *ApiKeyState.values)
+# Active first: the list opens on the keys that work (every CLI re-login leaves a revoked row).
+STATES = (*ApiKeyState.values, "all")
 KINDS = {"all": "All kinds", "workspace": "Workspace", "member": "Member", "cli": "CLI"}
 EXPIRING_WITHIN = timedelta(days=7)
 SEARCH_MAX_LENGTH = 100
@@ -23,7 +24,7 @@ SEARCH_MAX_LENGTH = 100
 class KeyFilters:
     """What the key list shows: every value validated, anything else dropped (and named)."""
 
-    state: str = "all"
+    state: str = "active"
     kind: str = "all"
     holder: str = ""  # a user id
     q: str = ""
@@ -34,7 +35,7 @@ class KeyFilters:
 
     @classmethod
     def from_query(cls, query: QueryDict) -> "KeyFilters":
-        state, kind = query.get("state", "all"), query.get("kind", "all")
+        state, kind = query.get("state", "active"), query.get("kind", "all")
         holder, q = query.get("holder", ""), query.get("q", "").strip()
         valid = {
             "state": state in STATES,
@@ -43,7 +44,7 @@ class KeyFilters:
             "q": len(q) <= SEARCH_MAX_LENGTH and q.isprintable(),
         }
         return cls(
-            state=state if valid["state"] else "all",
+            state=state if valid["state"] else "active",
             kind=kind if valid["kind"] else "all",
             holder=holder if valid["holder"] else "",
             q=q if valid["q"] else "",
@@ -57,7 +58,7 @@ class KeyFilters:
         """The query string of these filters (with `changes`), defaults left out."""
         values = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "ignored"}
         values.update(changes)
-        defaults = {"state": "all", "kind": "all"}
+        defaults = {"state": "active", "kind": "all"}
         return urlencode(
             {
                 name: "1" if value is True else value

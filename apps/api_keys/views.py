@@ -20,7 +20,7 @@ from apps.common.validation import InvalidInput, parse_id
 from apps.workspaces.decorators import WorkspaceRequest
 
 from .forms import ApiKeyCreateForm
-from .models import ApiKey
+from .models import ApiKey, ApiKeyQuerySet
 from .pages import KeyPages, for_both_audiences
 from .policy import EXPIRY_DAY_CHOICES
 from .selectors import EXPIRING_WITHIN, KINDS, STATES, KeyFilters, holders
@@ -55,6 +55,18 @@ def _consume_form_token(request: WorkspaceRequest, token: str) -> bool:
     return True
 
 
+def _hidden_by_state(keys: ApiKeyQuerySet, filters: KeyFilters) -> int:
+    """How many keys the other filters would show that the default "active" state hides."""
+    if filters.state != "active":
+        return 0
+    return (
+        KeyFilters(**{**filters.__dict__, "state": "all"})
+        .apply(keys)
+        .exclude(pk__in=filters.apply(keys).values("pk"))
+        .count()
+    )
+
+
 def key_list_page(request: WorkspaceRequest, pages: KeyPages) -> HttpResponse:
     filters = KeyFilters.from_query(request.GET)
     all_keys = pages.keys(request)
@@ -68,6 +80,8 @@ def key_list_page(request: WorkspaceRequest, pages: KeyPages) -> HttpResponse:
             "page": page,
             "filters": filters,
             "filter_query": filters.as_query(),
+            "all_states_query": filters.as_query(state="all"),
+            "inactive_count": _hidden_by_state(all_keys, filters),
             "states": STATES,
             "kinds": KINDS,
             "holders": [] if pages.member else holders(all_keys),

@@ -116,3 +116,17 @@ def test_the_last_use_ip_is_on_the_list_not_only_on_hover(client, inventory):
     client.get("/api/v1/workspace", **auth(inventory["zapier"].secret), REMOTE_ADDR="198.51.100.23")
     page = client.get(LIST).content.decode()
     assert '<div class="mono muted small">198.51.100.23</div>' in page
+
+
+def test_the_list_opens_on_active_keys_with_the_others_one_click_away(client, inventory, owner):
+    from apps.api_keys.services import api_key_revoke
+    from apps.audit.services import Actor
+
+    api_key_revoke(key=inventory["cli"].key, actor=Actor.of_user(owner))
+    default = client.get(LIST)
+    assert names(default) == {"Zapier sync", "Warehouse", "Soon", "Forgotten"}
+    page = default.content.decode()
+    assert "Showing active keys." in page and "Show all 1 revoked and expired too" in page
+    assert 'href="/integrations/api/?state=all"' in page
+    assert "CLI on laptop" in names(client.get(LIST, {"state": "all"}))
+    assert names(client.get(LIST, {"state": "revoked"})) == {"CLI on laptop"}

@@ -71,7 +71,7 @@ def test_team_page_invites_a_teammate_who_accepts_then_changes_their_role(
     ada.click("button:has-text('Create account')")
     ada.click("button:has-text('Accept and join')")
     ada.wait_for_url("**/integrations/api/")
-    assert "You are now admin of" in ada.text_content(".flashes")
+    assert "You are now an admin of" in ada.text_content(".flashes")
     ada.context.close()
 
     page.reload()
