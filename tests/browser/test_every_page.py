@@ -70,6 +70,8 @@ def test_no_page_scrolls_sideways(browser, live_server, shoot, width):
     page = context.new_page()
     page.set_default_timeout(10_000)
     csp_violations = watch_for_csp_violations(page)
+    missing: list[str] = []  # a favicon or a stylesheet that 404s on every page, say
+    page.on("response", lambda r: missing.append(r.url) if r.status == 404 else None)
     try:
         anonymous = {
             "sign-in": "/sign-in/",
@@ -97,6 +99,10 @@ def test_no_page_scrolls_sideways(browser, live_server, shoot, width):
         )
         assert boxes and max(boxes) <= WIDTHS[width], boxes
         assert csp_violations == []
+        assert missing == []
+        # Headless Chromium asks for no favicon; a browser does: every page names one that exists.
+        icon = page.get_attribute("link[rel=icon]", "href")
+        assert icon and page.request.get(icon).status == 200
         assert Community.objects.count() == 1
     finally:
         context.close()
