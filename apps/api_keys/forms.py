@@ -13,11 +13,23 @@ from .policy import DESCRIPTION_MAX_LENGTH, EXPIRY_DAY_CHOICES, MAX_LIFETIME, cl
 
 # What each resource's permission allows, in the words of the create form.
 GROUP_DESCRIPTIONS = {
-    "products": ("the products the workspace sells", "list them", "also create products"),
-    "communities": ("communities and their posts", "list them and read posts", "also post"),
-    "pages": ("hosted pages", "list them", "also create pages"),
+    "products": ("the products the workspace sells", "list them", "create products"),
+    "communities": ("communities and their posts", "list them and read posts", "write posts"),
+    "pages": ("hosted pages", "list them", "create pages"),
 }
-ACCESS_CHOICES = [("none", "None"), ("read", "Read"), ("write", "Read & write")]
+# Read and/or Write (docs/product.md §4): "write" is Read & write, "write_only" Write alone.
+ACCESS_CHOICES = [
+    ("none", "None"),
+    ("read", "Read"),
+    ("write_only", "Write"),
+    ("write", "Read & write"),
+]
+ACCESS_SCOPES = {
+    "none": (),
+    "read": ("read",),
+    "write_only": ("write",),
+    "write": ("read", "write"),
+}
 
 EXPIRY_CHOICES = [
     *[(str(days), f"{days} days") for days in EXPIRY_DAY_CHOICES],
@@ -94,25 +106,19 @@ class ApiKeyCreateForm(forms.Form):
             chosen = set()
             for group in self.groups:
                 access = source.get(f"access_{group}", "none")
-                if access in ("read", "write"):
-                    chosen.add(f"{group}:read")
-                if access == "write":
-                    chosen.add(f"{group}:write")
+                chosen |= {f"{group}:{action}" for action in ACCESS_SCOPES.get(access, ())}
             return chosen
         return set(self["scopes"].value() or [])
 
     def permission_rows(self) -> list[dict[str, Any]]:
-        """One row per resource: its None / Read / Read & write choice and what each allows."""
+        """One row per resource: its None / Read / Write / Read & write choice and what each
+        allows; a key being re-created gets exactly the choices it had."""
         chosen = self._chosen_scopes()
         rows = []
         for group in self.groups:
             what, read, write = GROUP_DESCRIPTIONS[group]
-            if f"{group}:write" in chosen:
-                current = "write"
-            elif f"{group}:read" in chosen:
-                current = "read"
-            else:
-                current = "none"
+            held = tuple(a for a in ("read", "write") if f"{group}:{a}" in chosen)
+            current = next(value for value, scopes in ACCESS_SCOPES.items() if scopes == held)
             rows.append(
                 {
                     "group": group,

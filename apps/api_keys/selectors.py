@@ -28,7 +28,7 @@ class KeyFilters:
     kind: str = "all"
     holder: str = ""  # a user id
     q: str = ""
-    unused: bool = False  # not used for 30 days (or never), and at least 30 days old
+    unused: bool = False  # with a permission unused for 30 days: the list's flag, exactly
     no_expiry: bool = False
     expiring: bool = False  # active and expiring within 7 days
     ignored: tuple[str, ...] = ()
@@ -86,10 +86,14 @@ class KeyFilters:
         if self.q:
             keys = keys.filter(Q(name__icontains=self.q) | Q(hint__icontains=self.q))
         if self.unused:
-            cutoff = now - UNUSED_AFTER
-            keys = keys.filter(created_at__lte=cutoff).filter(
-                Q(last_used_at__isnull=True) | Q(last_used_at__lte=cutoff)
+            # One definition with the list's "unused for 30 days" flag: ApiKey.unused_scopes_at
+            # over the per-scope stamps, which SQL cannot read portably from the JSON column.
+            old = (
+                keys.select_related(None)
+                .filter(created_at__lte=now - UNUSED_AFTER)
+                .only("pk", "created_at", "scopes", "scope_last_used")
             )
+            keys = keys.filter(pk__in=[key.pk for key in old if key.unused_scopes_at(now)])
         if self.no_expiry:
             keys = keys.filter(expires_at__isnull=True)
         if self.expiring:

@@ -5,6 +5,7 @@ import io
 from datetime import timedelta
 
 import pytest
+import time_machine
 from django.utils import timezone
 
 from apps.api_keys.models import ApiKey
@@ -130,3 +131,25 @@ def test_the_list_opens_on_active_keys_with_the_others_one_click_away(client, in
     assert 'href="/integrations/api/?state=all"' in page
     assert "CLI on laptop" in names(client.get(LIST, {"state": "all"}))
     assert names(client.get(LIST, {"state": "revoked"})) == {"CLI on laptop"}
+
+
+def test_the_unused_filter_and_the_unused_flag_are_one_definition(client, workspace, owner):
+    """A key used every day, but never for one of its permissions, is flagged on the list and
+    found by the filter alike."""
+    start = timezone.now() - timedelta(days=40)
+    with time_machine.travel(start, tick=False):
+        partly = make_key(
+            user=owner, workspace=workspace, name="Partly", scopes=["pages:read", "pages:write"]
+        )
+        fully = make_key(user=owner, workspace=workspace, name="Fully", scopes=["pages:read"])
+    for secret in (partly.secret, fully.secret):
+        assert client.get("/api/v1/pages", **auth(secret)).status_code == 200
+    listing = client.get(LIST).content.decode()
+    flagged = {
+        name
+        for name in ("Partly", "Fully")
+        if "unused for 30 days" in listing.split(f">{name}</a>", 1)[1].split("</tr>", 1)[0]
+    }
+    filtered = client.get(LIST, {"unused": "1"}).content.decode()
+    found = {name for name in ("Partly", "Fully") if f">{name}</a>" in filtered}
+    assert flagged == found == {"Partly"}

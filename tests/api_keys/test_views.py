@@ -393,3 +393,24 @@ def test_expiry_choices_show_the_date_they_end_on(client, owner):
         page = client.get("/integrations/api/new/").content.decode()
     assert "until Dec 23, 2026" in page  # 30 days from 00:30 on Nov 23 in Berlin
     assert "Times are in Europe/Berlin" in page
+
+
+def test_a_write_only_key_can_be_made_and_re_created_as_it_was(client, owner):
+    """Read and/or Write: Write alone is a choice of its own, and re-create keeps it."""
+    page = client.get(NEW).content.decode()
+    for group in ("products", "communities", "pages"):
+        assert f'name="access_{group}" value="write_only"' in page
+    response = create(
+        client,
+        scopes=[],
+        access_products="write_only",
+        access_communities="write",
+        access_pages="read",
+    )
+    assert response.status_code == 200
+    key = ApiKey.objects.get()
+    assert key.scopes == ["communities:read", "communities:write", "pages:read", "products:write"]
+    again = client.get(f"{NEW}?from={key.pk}").content.decode()
+    for group, value in (("products", "write_only"), ("communities", "write"), ("pages", "read")):
+        checked = f'name="access_{group}" value="{value}" checked'
+        assert checked in again, group
