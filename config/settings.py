@@ -185,6 +185,8 @@ SESSION_ABSOLUTE_LIFETIME_SECONDS = env_int("SESSION_ABSOLUTE_LIFETIME_SECONDS",
 SESSION_COOKIE_AGE = SESSION_ABSOLUTE_LIFETIME_SECONDS
 
 LANGUAGE_CODE = "en-us"
+# Gatehouse's own wording for allauth's pages (sentence case, "e-mail"): locale/en.
+LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

@@ -394,3 +394,42 @@ def test_production_cookies_are_host_only_and_secure():
         "True",
         str(7 * 24 * 3600),
     ]
+
+
+def test_allauths_pages_speak_in_gatehouses_voice(client):
+    """Sentence case and "e-mail" on the account pages, as on every other page."""
+    client.force_login(owner_of())
+    pages = {
+        "/account/2fa/": ["Two-factor authentication", "Passkeys", "Authenticator app"],
+        "/account/email/": ["E-mail addresses"],
+        "/account/password/change/": ["Change password", "Current password"],
+    }
+    for path, words in pages.items():
+        page = client.get(path).content.decode()
+        for word in words:
+            assert word in page, (path, word)
+        for stray in (
+            "Two-Factor Authentication",
+            "Security Keys",
+            "Email Addresses",
+            "Change Password",
+            "Authenticator App",
+        ):
+            assert stray not in page, (path, stray)
+    confirm = client.get("/account/reauthenticate/").content.decode()
+    assert "Confirm it's you" in confirm and "Confirm Access" not in confirm
+
+
+def test_the_compiled_wording_matches_its_source():
+    """Run `python3 scripts/compile_messages.py` after editing locale/en/LC_MESSAGES/django.po."""
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location(
+        "compile_messages", root / "scripts/compile_messages.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    po = root / "locale/en/LC_MESSAGES/django.po"
+    assert po.with_suffix(".mo").read_bytes() == module.mo_bytes(module.read_po(po))
