@@ -81,6 +81,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "apps.workspaces.context_processors.navigation",
+                "apps.common.devmail.development",
             ],
         },
     },
@@ -205,7 +206,15 @@ STORAGES = {
     },
 }
 
-EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+# In development every e-mail is a file in var/mail/, listed with clickable links at /dev/mail/
+# (DEBUG only); production sets EMAIL_BACKEND to SMTP (see .env.example).
+EMAIL_BACKEND = os.environ.get(
+    "EMAIL_BACKEND",
+    "django.core.mail.backends.filebased.EmailBackend"
+    if DEBUG
+    else "django.core.mail.backends.console.EmailBackend",
+)
+EMAIL_FILE_PATH = os.environ.get("EMAIL_FILE_PATH", str(BASE_DIR / "var" / "mail"))
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "Gatehouse <noreply@localhost>")
 
 # The API: body size limit (bytes) and per-key rate limit (requests a minute, 0 turns it off).

@@ -5,6 +5,7 @@ from django.urls import include, path
 
 import apps.common.urls  # noqa: F401 - registers the <id:...> converter the apps' routes use
 from apps.api import views as api_views
+from apps.common.devmail import dev_mailbox
 from apps.workspaces import views as workspace_views
 
 from .mcp import mcp_endpoint
@@ -33,5 +34,6 @@ urlpatterns = [
     path("audit/", include("apps.audit_pages.urls")),
     path("portal/", include("apps.portal.urls")),
     path("healthz", api_views.health, name="health"),
+    path("dev/mail/", dev_mailbox, name="dev_mailbox"),  # a 404 unless DEBUG is on
     path("admin/", admin.site.urls),
 ]

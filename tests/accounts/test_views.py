@@ -433,3 +433,23 @@ def test_the_compiled_wording_matches_its_source():
     spec.loader.exec_module(module)
     po = root / "locale/en/LC_MESSAGES/django.po"
     assert po.with_suffix(".mo").read_bytes() == module.mo_bytes(module.read_po(po))
+
+
+def test_development_mail_is_in_a_mailbox_page_with_gatehouses_own_words(
+    client, settings, tmp_path
+):
+    settings.DEBUG = True
+    settings.EMAIL_BACKEND = "django.core.mail.backends.filebased.EmailBackend"
+    settings.EMAIL_FILE_PATH = str(tmp_path)
+    answer = client.post(
+        "/sign-up/",
+        {"email": "new@example.com", "password1": GOOD_PASSWORD, "workspace_name": "Mine"},
+        follow=True,
+    )
+    assert 'href="/dev/mail/"' in answer.content.decode()  # "check your e-mail" points there
+    inbox = client.get("/dev/mail/").content.decode()
+    assert "Confirm your e-mail address" in inbox and "Hello from" not in inbox
+    link = re.search(r'<a href="(http://testserver/account/confirm-email/[^"]+)"', inbox)
+    assert link, "the verification link is clickable"
+    settings.DEBUG = False
+    assert client.get("/dev/mail/").status_code == 404

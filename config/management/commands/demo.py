@@ -68,6 +68,7 @@ class Command(BaseCommand):
                     f"{base_url}/api/v1/workspace",
                     f"  API document: {base_url}/api/v1/openapi.json",
                     f"  Terminal:  .venv/bin/gatehouse login --url {base_url}",
+                    f"  Mailbox:   {base_url}/dev/mail/ (every e-mail this server sends)",
                     "  MCP, with the MCP Inspector's CLI (Node.js):",
                     f"    npx -y {MCP_INSPECTOR} --cli {base_url}/mcp --transport http "
                     f"--header 'Authorization: Bearer {created.secret}' --method tools/list",
