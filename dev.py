@@ -44,7 +44,7 @@ def ensure_environment(requirements: str) -> None:
     stamp = VENV / f".installed-{requirements}"
     if stamp.exists() and stamp.read_text() == wanted.hexdigest():
         return
-    print(f"Installing {requirements} ...", flush=True)
+    print(f"Installing {requirements} (the first time takes about a minute) ...", flush=True)
     sh(PYTHON, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r", requirements)
     # The CLI is its own light package (cli/); installed here so `.venv/bin/gatehouse` works.
     sh(PYTHON, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "./cli")
@@ -56,7 +56,9 @@ def main() -> None:
     if command == "run":
         port = rest[0] if rest else "8000"
         ensure_environment("requirements.txt")
+        print("Migrating the SQLite database (db.sqlite3) ...", flush=True)
         sh(PYTHON, "manage.py", "migrate", "--noinput", "-v0")
+        print("Preparing the demo workspace and a fresh demo key ...", flush=True)
         sh(PYTHON, "manage.py", "demo", "--base-url", f"http://127.0.0.1:{port}")
         # The daily expiry-notice job, hourly here; its e-mails print to this console.
         os.environ.setdefault("SITE_URL", f"http://127.0.0.1:{port}")
