@@ -42,6 +42,28 @@ def owner_pages(key_id: int, community_id: int) -> dict[str, str]:
     }
 
 
+# Every element, not only the document: a table wider than its card scrolls inside it and hides
+# its last columns without making the page any wider.
+OUT_OF_BOUNDS = """() => {
+  const width = document.documentElement.clientWidth;
+  const named = el => el.tagName.toLowerCase() + (el.id ? "#" + el.id : "")
+    + (el.className && typeof el.className === "string" ? "." + el.className.trim().split(/\\s+/).join(".") : "")
+    + " " + (el.textContent || "").trim().slice(0, 30);
+  const out = [];
+  for (const el of document.querySelectorAll("body *")) {
+    if (el.closest(".sr-only, .skip-link, dialog:not([open]), script, style, template")) continue;
+    const box = el.getBoundingClientRect();
+    if (!box.width || !box.height || getComputedStyle(el).visibility === "hidden") continue;
+    if (box.right > width + 1 || box.left < -1) { out.push("past the window: " + named(el)); continue; }
+    const card = el.parentElement && el.parentElement.closest(".card");
+    const edge = card && card.getBoundingClientRect().right;
+    if (card && box.right > edge + 1)
+      out.push("past its card by " + Math.round(box.right - edge) + " px: " + named(el));
+  }
+  return out.slice(0, 8);
+}"""
+
+
 def invitation_path(community) -> str:
     _, link = invitation_create(
         workspace=community.workspace,
@@ -92,6 +114,14 @@ def test_no_page_scrolls_sideways(browser, live_server, shoot, width):
             scroll_width = page.evaluate("document.documentElement.scrollWidth")
             if scroll_width > WIDTHS[width]:
                 overflowing[name] = scroll_width
+            if out := page.evaluate(OUT_OF_BOUNDS):
+                overflowing[name] = out
+            # Commands wrap between words ("G atehouse" was hard to read and to copy by eye).
+            mid_word = page.eval_on_selector_all(
+                ".snippet:not(.secret) pre",
+                "pres => pres.filter(p => getComputedStyle(p).wordBreak === 'break-all').length",
+            )
+            assert mid_word == 0, name
         assert overflowing == {}
         # Every navigation link is on screen: the navigation wraps instead of being cut off.
         boxes = page.locator("nav.sidenav a").evaluate_all(
