@@ -307,7 +307,7 @@ def test_the_expiry_notice_links_to_a_prefilled_recreate_form_and_the_key_page(
     form = client.get(recreate).content.decode()
     assert 'value="Deploys"' in form and "Used by the deploy bot." in form
     assert 'name="access_pages" value="read" checked' in form
-    assert 'name="access_products" value="write" checked' in form
+    assert 'name="access_products" value="write_only" checked' in form  # exactly as it was
     assert 'name="access_communities" value="none" checked' in form
     assert created.secret not in body
 

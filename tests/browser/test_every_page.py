@@ -46,15 +46,19 @@ def owner_pages(key_id: int, community_id: int) -> dict[str, str]:
 # its last columns without making the page any wider.
 OUT_OF_BOUNDS = """() => {
   const width = document.documentElement.clientWidth;
-  const named = el => el.tagName.toLowerCase() + (el.id ? "#" + el.id : "")
-    + (el.className && typeof el.className === "string" ? "." + el.className.trim().split(/\\s+/).join(".") : "")
+  const classes = el => typeof el.className === "string" && el.className.trim()
+    ? "." + el.className.trim().split(/\\s+/).join(".") : "";
+  const named = el => el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") + classes(el)
     + " " + (el.textContent || "").trim().slice(0, 30);
   const out = [];
   for (const el of document.querySelectorAll("body *")) {
     if (el.closest(".sr-only, .skip-link, dialog:not([open]), script, style, template")) continue;
     const box = el.getBoundingClientRect();
     if (!box.width || !box.height || getComputedStyle(el).visibility === "hidden") continue;
-    if (box.right > width + 1 || box.left < -1) { out.push("past the window: " + named(el)); continue; }
+    if (box.right > width + 1 || box.left < -1) {
+      out.push("past the window: " + named(el));
+      continue;
+    }
     const card = el.parentElement && el.parentElement.closest(".card");
     const edge = card && card.getBoundingClientRect().right;
     if (card && box.right > edge + 1)
