@@ -8,6 +8,7 @@ from apps.api import views as api_views
 from apps.common.devmail import dev_mailbox
 from apps.workspaces import views as workspace_views
 
+from .cli_package import cli_download
 from .mcp import mcp_endpoint
 
 # The admin signs in through the same throttled, two-factor sign-in as the dashboard.
@@ -35,5 +36,6 @@ urlpatterns = [
     path("portal/", include("apps.portal.urls")),
     path("healthz", api_views.health, name="health"),
     path("dev/mail/", dev_mailbox, name="dev_mailbox"),  # a 404 unless DEBUG is on
+    path("cli/gatehouse.tar.gz", cli_download, name="cli_download"),
     path("admin/", admin.site.urls),
 ]

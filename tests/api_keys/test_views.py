@@ -414,3 +414,9 @@ def test_a_write_only_key_can_be_made_and_re_created_as_it_was(client, owner):
     for group, value in (("products", "write_only"), ("communities", "write"), ("pages", "read")):
         checked = f'name="access_{group}" value="{value}" checked'
         assert checked in again, group
+
+
+def test_the_cli_card_gives_an_install_that_works_without_a_checkout(client, owner):
+    page = client.get(LIST).content.decode()
+    assert "pipx install http://testserver/cli/gatehouse.tar.gz" in page
+    assert "in a checkout" not in page

@@ -209,3 +209,40 @@ def test_a_new_operation_becomes_a_command_with_no_cli_change(monkeypatch):
         "body": {"widgetName": "Gear", "isBlue": True},
     }
     assert "Widget name  Gear" in result.output
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_server_serves_an_installable_cli(live_server, tmp_path):
+    """The dashboard's CLI card says `pipx install <server>/cli/gatehouse.tar.gz`: pip builds
+    and installs that very file, and the command it installs works."""
+    target = tmp_path / "site"
+    installed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--disable-pip-version-check",
+            "--target",
+            str(target),
+            f"{live_server.url}/cli/gatehouse.tar.gz",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert installed.returncode == 0, installed.stderr[-2000:]
+    env = {**os.environ, "PYTHONPATH": str(target)}
+    version = subprocess.run(
+        [str(target / "bin" / "gatehouse"), "--version"], env=env, capture_output=True, text=True
+    )
+    assert version.returncode == 0 and "gatehouse" in version.stdout
+    helped = subprocess.run(
+        [str(target / "bin" / "gatehouse"), "products", "--help"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert "create" in helped.stdout and "list" in helped.stdout  # the command table came along
