@@ -4,6 +4,7 @@ from django.contrib import admin
 from django.urls import include, path
 
 import apps.common.urls  # noqa: F401 - registers the <id:...> converter the apps' routes use
+from apps.accounts import views as account_views
 from apps.api import views as api_views
 from apps.common.devmail import dev_mailbox
 from apps.workspaces import views as workspace_views
@@ -20,6 +21,7 @@ urlpatterns = [
     path("mcp", mcp_endpoint, name="mcp"),
     path("", include("apps.devices.urls")),
     path("", workspace_views.home, name="home"),
+    path("account/security/", account_views.security_log, name="security_log"),
     path("account/", include("allauth.urls")),
     # Sign-in, sign-up and sign-out at the dashboard's own addresses. Listed after allauth's
     # routes so that reversing their names gives these.

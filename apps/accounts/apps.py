@@ -12,3 +12,7 @@ class AccountsConfig(AppConfig):
         from .middleware import start_session_clock
 
         user_logged_in.connect(start_session_clock, dispatch_uid="gatehouse.session_clock")
+
+        from .security_log import connect
+
+        connect()

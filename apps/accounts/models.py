@@ -50,6 +50,35 @@ class User(AbstractBaseUser, PermissionsMixin):
         return self.email
 
 
+class AccountEvent(models.Model):
+    """Something that happened to an account, for its own security log (as GitHub's): sign-ins,
+    failed ones, password and second-factor changes, CLI logins denied. Workspace events are
+    in the workspace's audit log instead."""
+
+    class Action(models.TextChoices):
+        SIGNED_IN = "signed_in", "Signed in"
+        SIGN_IN_FAILED = "sign_in_failed", "Failed sign-in"
+        SECOND_FACTOR_FAILED = "second_factor_failed", "Wrong second factor"
+        PASSWORD_CHANGED = "password_changed", "Password changed"
+        PASSWORD_RESET = "password_reset", "Password reset by e-mail"
+        SECOND_FACTOR_ADDED = "second_factor_added", "Second factor added"
+        SECOND_FACTOR_REMOVED = "second_factor_removed", "Second factor removed"
+        CLI_LOGIN_DENIED = "cli_login_denied", "CLI login denied"
+
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="account_events")
+    action = models.CharField(max_length=32, choices=Action.choices)
+    created_at = models.DateTimeField(default=timezone.now)
+    ip = models.GenericIPAddressField(null=True, blank=True)
+    detail = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["user", "-created_at"], name="account_event_user_created")]
+
+    def __str__(self) -> str:
+        return f"{self.get_action_display()} for {self.user} at {self.created_at:%Y-%m-%d %H:%M}"
+
+
 class SignedInRequest(HttpRequest):
     """A request that passed `login_required`: for the type checker, its user is a User."""
 

@@ -9,7 +9,8 @@ from allauth.mfa.utils import is_mfa_enabled
 from django.core.cache import cache
 from django.utils import timezone
 
-from apps.accounts.models import User
+from apps.accounts.models import AccountEvent, User
+from apps.accounts.security_log import account_event_record
 from apps.api_keys.policy import CLI_LIFETIME, key_policy_problem
 from apps.common.validation import InvalidInput
 from apps.workspaces.models import Membership, Workspace
@@ -118,6 +119,15 @@ def device_authorization_approve(
 
 
 def device_authorization_deny(*, authorization: DeviceAuthorization, user: User) -> None:
-    DeviceAuthorization.objects.filter(
+    """Deny a pending login; it goes into the person's security log with where it came from
+    (the denial page warns that someone may be trying to get in)."""
+    denied = DeviceAuthorization.objects.filter(
         pk=authorization.pk, status=DeviceAuthorization.Status.PENDING
     ).update(status=DeviceAuthorization.Status.DENIED, user=user)
+    if denied:
+        account_event_record(
+            user,
+            AccountEvent.Action.CLI_LOGIN_DENIED,
+            ip=authorization.requested_ip,
+            detail=f"{authorization.device_name}, code {authorization.user_code_display}",
+        )

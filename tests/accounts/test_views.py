@@ -453,3 +453,41 @@ def test_development_mail_is_in_a_mailbox_page_with_gatehouses_own_words(
     assert link, "the verification link is clickable"
     settings.DEBUG = False
     assert client.get("/dev/mail/").status_code == 404
+
+
+def test_the_security_log_shows_sign_ins_failures_and_factor_changes(
+    client, settings, django_capture_on_commit_callbacks
+):
+    settings.TRUSTED_PROXY_COUNT = 1
+    user = owner_of(email="owner@example.com")
+    sign_in(client, password="wrong", HTTP_X_FORWARDED_FOR="198.51.100.66")
+    sign_in(client, "nobody@example.com", "wrong")  # no account: no trace anywhere
+    assert sign_in(client, HTTP_X_FORWARDED_FOR="203.0.113.5").status_code == 302
+    # An authenticator app set up through allauth's own page, as a person would.
+    opened = client.get("/account/2fa/totp/activate/")
+    if opened.status_code == 302:  # allauth asks for the password again first
+        client.post(opened["Location"], {"password": PASSWORD})
+        opened = client.get("/account/2fa/totp/activate/")
+    activate = opened.content.decode()
+    secret = re.search(r"\b[A-Z2-7]{32}\b", activate).group(0)
+    with django_capture_on_commit_callbacks(execute=True):  # allauth reports it on commit
+        added = client.post("/account/2fa/totp/activate/", {"code": totp(secret)})
+    assert added.status_code == 302
+    page = client.get("/account/security/").content.decode()
+    assert "Failed sign-in" in page and "198.51.100.66" in page
+    assert "Signed in" in page and "203.0.113.5" in page
+    assert "Second factor added" in page and "authenticator app" in page
+    assert PASSWORD not in page and "wrong" not in page
+    from apps.accounts.models import AccountEvent
+
+    assert AccountEvent.objects.exclude(user=user).count() == 0
+
+
+def test_a_password_change_is_in_the_security_log(client):
+    client.force_login(owner_of(email="owner@example.com"))
+    changed = client.post(
+        "/account/password/change/",
+        {"oldpassword": PASSWORD, "password1": GOOD_PASSWORD, "password2": GOOD_PASSWORD},
+    )
+    assert changed.status_code == 302
+    assert "Password changed" in client.get("/account/security/").content.decode()

@@ -39,6 +39,7 @@ def owner_pages(key_id: int, community_id: int) -> dict[str, str]:
         "passkey": "/account/2fa/webauthn/add/",
         "emails": "/account/email/",
         "reauthenticate": "/account/reauthenticate/",
+        "security-log": "/account/security/",
     }
 
 

@@ -189,6 +189,9 @@ def test_denial_is_access_denied_and_issues_nothing(client, browser):
     assert "denied" in response.content.decode()
     assert poll(client, body["device_code"]).json()["error"] == "access_denied"
     assert not ApiKey.objects.exists()
+    # The person's security log says who tried, from where (the denial page warns of it).
+    log = browser.get("/account/security/").content.decode()
+    assert "CLI login denied" in log and "laptop" in log and body["user_code"] in log
 
 
 def test_a_new_login_of_the_same_installation_revokes_the_previous_cli_key(client, browser, owner):
