@@ -76,6 +76,9 @@ class ApiKey(models.Model):
     rolled_at = models.DateTimeField(null=True, blank=True)
     previous_secret_hash = models.CharField(max_length=64, null=True, blank=True)
     previous_secret_expires_at = models.DateTimeField(null=True, blank=True)
+    # When the replaced secret last made a call (at most once a minute), so an owner sees when
+    # nothing uses it any more and the grace can safely end.
+    previous_secret_last_used_at = models.DateTimeField(null=True, blank=True)
     # CLI keys: the `gatehouse` installation that logged in; each has one live key at most.
     installation_id = models.CharField(max_length=64, null=True, blank=True)
 

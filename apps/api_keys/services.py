@@ -153,10 +153,12 @@ def api_key_roll(*, key: ApiKey, grace: timedelta, actor: Actor) -> CreatedApiKe
         locked.secret_hash = tokens.hash_secret(secret)
         locked.hint = tokens.hint_for(secret)
         locked.rolled_at = now
+        locked.previous_secret_last_used_at = None  # the replaced secret has made no call yet
         locked.save(
             update_fields=[
                 "previous_secret_hash",
                 "previous_secret_expires_at",
+                "previous_secret_last_used_at",
                 "secret_hash",
                 "hint",
                 "rolled_at",

@@ -44,6 +44,7 @@ def api_key_authenticate(raw: str, *, now: datetime | None = None) -> ApiKey:
             raise KeyRejected("invalid-key")
         if not key.rolling_at(now or timezone.now()):
             raise KeyRejected("expired-key", key.pk)
+        key.called_with_previous_secret = True  # type: ignore[attr-defined]
     # The same rules as ApiKey.state_at, spelled out: this runs on every request.
     if key.revoked_at is not None:
         raise KeyRejected("revoked-key", key.pk)
@@ -99,6 +100,18 @@ def api_key_find_by_secret(raw: str, *, now: datetime | None = None) -> ApiKey |
     return key
 
 
+def _stamp_previous_secret_use(key: ApiKey, now: datetime, interval: timedelta) -> None:
+    """While a key rolls, note when its old secret last made a call (once a minute at most)."""
+    used = key.previous_secret_last_used_at
+    if used is not None and now - used < interval:
+        return
+    stale = Q(previous_secret_last_used_at__isnull=True) | Q(
+        previous_secret_last_used_at__lte=now - interval
+    )
+    ApiKey.objects.filter(stale, pk=key.pk).update(previous_secret_last_used_at=now)
+    key.previous_secret_last_used_at = now
+
+
 def api_key_record_use(
     key: ApiKey, *, ip: str | None | Callable[[], str | None], now: datetime | None = None
 ) -> bool:
@@ -109,6 +122,8 @@ def api_key_record_use(
     """
     now = now or timezone.now()
     interval = timedelta(seconds=settings.API_KEY_LAST_USED_INTERVAL_SECONDS)
+    if getattr(key, "called_with_previous_secret", False):
+        _stamp_previous_secret_use(key, now, interval)
     if key.last_used_at is not None and now - key.last_used_at < interval:
         return False
     if callable(ip):  # worked out only when a write is due

@@ -124,3 +124,33 @@ def test_requests_with_the_old_secret_during_a_concurrent_roll_are_all_served(li
         assert old.status_code == 401 and old.json()["error"] == "expired-key"
         new = requests.get(url, headers={"Authorization": f"Bearer {rolled.secret}"})
         assert new.status_code == 200
+
+
+def test_the_key_page_says_whether_the_old_secret_still_makes_calls(client):
+    from tests.factories import owner_of
+
+    owner = owner_of()
+    created = make_key(user=owner)
+    rolled = api_key_roll(key=created.key, grace=timedelta(days=1), actor=holder(created))
+    client.force_login(owner)
+    page_url = f"/integrations/api/keys/{created.key.pk}/"
+
+    def old_secret_line() -> str:
+        page = client.get(page_url).content.decode()
+        return page.split('data-testid="old-secret-use">', 1)[1].split("</dd>", 1)[0]
+
+    assert status(client, rolled.secret) == (200, None)
+    assert "not used since the roll" in old_secret_line()  # the new secret says nothing of it
+    assert status(client, created.secret) == (200, None)
+    assert "last used" in old_secret_line() and "still calls" in old_secret_line()
+    assert ApiKey.objects.get(pk=created.key.pk).previous_secret_last_used_at is not None
+    rolled_again = api_key_roll(key=rolled.key, grace=timedelta(days=1), actor=holder(created))
+    assert rolled_again.key.previous_secret_last_used_at is None  # a new roll starts afresh
+
+
+def test_the_old_secrets_stamp_is_written_at_most_once_a_minute(client, django_assert_num_queries):
+    created = make_key()
+    api_key_roll(key=created.key, grace=timedelta(days=1), actor=holder(created))
+    assert status(client, created.secret) == (200, None)  # stamps written
+    with django_assert_num_queries(2):  # the lookup by current hash, then by previous: no write
+        assert status(client, created.secret) == (200, None)
