@@ -11,12 +11,14 @@ from apps.common.validation import InvalidInput
 
 from .choices import TRANSCRIPTION_LANGUAGES, Plan, VideoQuality, video_qualities_for_plan
 from .models import Workspace
+from .timezone_search import timezone_keywords
 from .validators import (
     canonical_timezones,
     clean_timezone,
     clean_transcription_language,
     clean_video_quality,
     clean_workspace_name,
+    timezone_names,
 )
 
 
@@ -44,6 +46,27 @@ def grouped_timezones(current: str = "") -> list[tuple[str, list[tuple[str, str]
     if current and current not in canonical_timezones():
         ordered.insert(0, ("Current setting", [(current, f"{current} ({utc_offset(current)})")]))
     return ordered
+
+
+def timezone_option_groups(current: str) -> list[dict[str, Any]]:
+    """The picker's optgroups with each option's search words (cities, aliases, countries,
+    abbreviations), for a select rendered by hand."""
+    keywords = timezone_keywords()
+    return [
+        {
+            "label": region,
+            "options": [
+                {
+                    "value": value,
+                    "label": label,
+                    "keywords": keywords.get(value, ""),
+                    "selected": value == current,
+                }
+                for value, label in options
+            ],
+        }
+        for region, options in grouped_timezones(current)
+    ]
 
 
 class WorkspaceSettingsForm(forms.Form):
@@ -88,6 +111,13 @@ class WorkspaceSettingsForm(forms.Form):
         cast(
             forms.ChoiceField, self.fields["default_video_quality"]
         ).choices = video_qualities_for_plan(workspace.plan)
+
+    def timezone_groups(self) -> list[dict[str, Any]]:
+        """The time-zone picker's groups, the chosen zone (or the stored one) selected."""
+        chosen = str(self["timezone"].value() or "")
+        if chosen not in timezone_names():  # a refused value: show the stored one
+            chosen = self.workspace.timezone
+        return timezone_option_groups(chosen)
 
     def video_quality_options(self) -> list[dict[str, Any]]:
         """Every quality, those above the plan disabled and named with the plan that unlocks

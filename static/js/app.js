@@ -151,13 +151,20 @@ document.addEventListener("input", (event) => {
   for (const group of select.querySelectorAll("optgroup")) {
     let groupShown = 0;
     for (const option of group.querySelectorAll("option")) {
-      const text = `${group.label} ${option.value} ${option.textContent}`.toLowerCase().replace("−", "-");
-      const match = words.every((word) => text.includes(word)) || option.selected;
+      // Each typed word starts a word of the zone's text: "est" finds EST, not Bucharest.
+      const text = `${group.label} ${option.value.replace(/[/_]/g, " ")} ${option.textContent} ${option.dataset.keywords || ""}`
+        .toLowerCase().replace("−", "-");
+      const starts = text.split(/[\s(),]+/);
+      const match = words.every((word) => starts.some((start) => start.startsWith(word)))
+        || option.selected;
       option.hidden = !match;
       if (match) groupShown += 1;
     }
     group.hidden = groupShown === 0;
     shown += groupShown;
   }
-  announce(`${shown} time zone${shown === 1 ? "" : "s"} match.`);
+  const none = input.dataset.none && document.querySelector(input.dataset.none);
+  const nothing = words.length > 0 && shown <= select.querySelectorAll("option:checked").length;
+  if (none) none.hidden = !nothing;
+  announce(nothing ? "No time zone matches." : `${shown} time zone${shown === 1 ? "" : "s"} match.`);
 });
