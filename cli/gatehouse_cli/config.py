@@ -30,6 +30,7 @@ class Credentials:
     url: str | None = None
     api_key: str | None = None
     installation_id: str | None = None
+    key_expires_at: str | None = None  # ISO time, from the login's expires_in
 
 
 def load() -> Credentials:
@@ -53,6 +54,7 @@ def load() -> Credentials:
         url=data.get("url"),
         api_key=data.get("api_key"),
         installation_id=data.get("installation_id"),
+        key_expires_at=data.get("key_expires_at"),
     )
 
 

@@ -8,6 +8,7 @@ import platform
 import sys
 import time
 import webbrowser
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import click
@@ -89,6 +90,8 @@ def login(ctx: click.Context, scopes: str, no_browser: bool, login_url: str | No
     click.echo("Waiting for approval in the browser (Ctrl+C to cancel) ...", err=True)
     token = _poll(url, grant)
     credentials.url, credentials.api_key = url, token["access_token"]
+    lifetime = timedelta(seconds=int(token.get("expires_in", 0)))
+    credentials.key_expires_at = (datetime.now(UTC) + lifetime).isoformat(timespec="seconds")
     path = config.save(credentials)
     ctx.obj["url"] = url
     workspace = run_operation(ctx, _whoami_spec(), {})
@@ -154,7 +157,7 @@ def logout(ctx: click.Context) -> None:
     )
     if not response.is_success:
         raise CliError(f"The server did not revoke the key ({response.status_code}); it is kept.")
-    credentials.api_key = None
+    credentials.api_key = credentials.key_expires_at = None
     config.save(credentials)
     output(ctx, {"revoked": True}, "Logged out: the key is revoked and deleted.")
 
@@ -164,9 +167,17 @@ def logout(ctx: click.Context) -> None:
 def whoami(ctx: click.Context) -> None:
     """Who the key acts as, in which workspace, with which scopes."""
     data = run_operation(ctx, _whoami_spec(), {})
-    key = config.effective_key(ctx.obj["credentials"]) or ""
+    credentials = ctx.obj["credentials"]
+    key = config.effective_key(credentials) or ""
     about = {"server": ctx.obj["url"], "key": f"{key[:4]}…{key[-4:]}"}
+    if key == credentials.api_key and credentials.key_expires_at:  # the key of the last login
+        about["keyExpires"] = _local_time(credentials.key_expires_at)
     output(ctx, {**data, **about}, record_text({**data, **about}))
+
+
+def _local_time(iso: str) -> str:
+    moment = datetime.fromisoformat(iso).astimezone()
+    return f"{moment:%Y-%m-%d %H:%M %Z} (in {max(0, (moment - datetime.now(UTC)).days)} days)"
 
 
 add_operation_commands(cli)
