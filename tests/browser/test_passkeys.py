@@ -68,7 +68,7 @@ def test_a_passkey_is_registered_and_then_signs_the_owner_in(
     page.click("main button[type=submit]")
     page.wait_for_url("**/2fa/authenticate/")
     shoot(page, "61-passkey-second-factor")
-    page.click("button:has-text('Use a security key')")
+    page.click("button:has-text('Use a passkey')")
     page.wait_for_url("**/integrations/api/")
 
     # On its own: no password at all.
