@@ -82,6 +82,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "apps.workspaces.context_processors.navigation",
                 "apps.common.devmail.development",
+                "apps.accounts.adapter.verification_state",
             ],
         },
     },

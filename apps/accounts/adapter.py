@@ -17,6 +17,17 @@ from django.http import HttpRequest, HttpResponse
 from apps.common.http import client_ip
 
 LOGIN_FAILED = "login_failed"
+VERIFICATION_SENT_AT = "gatehouse_verification_sent_at"
+JUST_SENT_SECONDS = 30
+
+
+def verification_state(request: HttpRequest) -> dict[str, bool]:
+    """Context processor: whether a verification link went out moments ago in this session."""
+    session = getattr(request, "session", None)
+    sent_at = session.get(VERIFICATION_SENT_AT) if session is not None else None
+    return {"verification_just_sent": bool(sent_at and time.time() - sent_at < JUST_SENT_SECONDS)}
+
+
 ACCOUNT_CEILING = "login_failed_account"
 KNOWN_DEVICE_COOKIE = "gatehouse_known_device"
 KNOWN_DEVICE_SALT = "apps.accounts.known-device"
@@ -114,6 +125,15 @@ class AccountAdapter(DefaultAccountAdapter):
         super()._rollback_login_failed_rl_usage()
         if usage := getattr(self, "_account_usage", None):
             usage.rollback()
+
+    def send_confirmation_mail(
+        self, request: HttpRequest, emailconfirmation: Any, signup: bool
+    ) -> None:
+        """Send the link, and note when: the "check your e-mail" page then tells apart a
+        link just sent from one held back by the 3-minute cooldown."""
+        super().send_confirmation_mail(request, emailconfirmation, signup)
+        if hasattr(request, "session"):
+            request.session[VERIFICATION_SENT_AT] = time.time()
 
     def post_login(self, request: HttpRequest, user: Any, **kwargs: Any) -> HttpResponse:
         """Sign in as allauth does, and remember this browser for the account ceiling."""

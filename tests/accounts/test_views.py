@@ -491,3 +491,20 @@ def test_a_password_change_is_in_the_security_log(client):
     )
     assert changed.status_code == 302
     assert "Password changed" in client.get("/account/security/").content.decode()
+
+
+def test_signing_in_unverified_inside_the_cooldown_says_no_new_link_went_out(client):
+    assert sign_up(client)["Location"] == "/account/confirm-email/"
+    fresh = client.get("/account/confirm-email/").content.decode()
+    assert "We have sent a link" in fresh and 'data-testid="no-new-link"' not in fresh
+    assert len(mail.outbox) == 1
+    start = timezone.now()
+    with time_machine.travel(start + timedelta(minutes=1)):
+        again = sign_in(client, "new@example.com", GOOD_PASSWORD)
+        page = client.get(again["Location"]).content.decode()
+    assert len(mail.outbox) == 1  # inside the 3-minute cooldown nothing is sent ...
+    assert 'data-testid="no-new-link"' in page and "We have sent a link" not in page  # ... said
+    with time_machine.travel(start + timedelta(minutes=4)):
+        later = sign_in(client, "new@example.com", GOOD_PASSWORD)
+        page = client.get(later["Location"]).content.decode()
+    assert len(mail.outbox) == 2 and "We have sent a link" in page
