@@ -31,6 +31,7 @@ class Credentials:
     api_key: str | None = None
     installation_id: str | None = None
     key_expires_at: str | None = None  # ISO time, from the login's expires_in
+    key_name: str | None = None  # the name the server gave the key: the device's
 
 
 def load() -> Credentials:
@@ -55,6 +56,7 @@ def load() -> Credentials:
         api_key=data.get("api_key"),
         installation_id=data.get("installation_id"),
         key_expires_at=data.get("key_expires_at"),
+        key_name=data.get("key_name"),
     )
 
 

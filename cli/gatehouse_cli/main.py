@@ -62,6 +62,7 @@ def login(ctx: click.Context, scopes: str, no_browser: bool, login_url: str | No
     if unknown:
         raise CliError(f"Unknown scope {unknown[0]}; choose from {', '.join(SCOPES)}.")
     url, credentials = ctx.obj["url"], ctx.obj["credentials"]
+    device_name = f"CLI on {platform.node() or 'this computer'}"[:100]  # the key's name
     try:
         response = send(
             "POST",
@@ -70,7 +71,7 @@ def login(ctx: click.Context, scopes: str, no_browser: bool, login_url: str | No
                 "client_id": LOGIN["clientId"],
                 "scope": " ".join(requested),
                 "installation_id": config.installation_id(credentials),
-                "device_name": f"CLI on {platform.node() or 'this computer'}"[:100],
+                "device_name": device_name,
             },
         )
     except CliError as error:
@@ -90,6 +91,7 @@ def login(ctx: click.Context, scopes: str, no_browser: bool, login_url: str | No
     click.echo("Waiting for approval in the browser (Ctrl+C to cancel) ...", err=True)
     token = _poll(url, grant)
     credentials.url, credentials.api_key = url, token["access_token"]
+    credentials.key_name = device_name
     lifetime = timedelta(seconds=int(token.get("expires_in", 0)))
     credentials.key_expires_at = (datetime.now(UTC) + lifetime).isoformat(timespec="seconds")
     path = config.save(credentials)
@@ -157,7 +159,7 @@ def logout(ctx: click.Context) -> None:
     )
     if not response.is_success:
         raise CliError(f"The server did not revoke the key ({response.status_code}); it is kept.")
-    credentials.api_key = credentials.key_expires_at = None
+    credentials.api_key = credentials.key_expires_at = credentials.key_name = None
     config.save(credentials)
     output(ctx, {"revoked": True}, "Logged out: the key is revoked and deleted.")
 
@@ -171,6 +173,7 @@ def whoami(ctx: click.Context) -> None:
     key = config.effective_key(credentials) or ""
     about = {"server": ctx.obj["url"], "key": f"{key[:4]}…{key[-4:]}"}
     if key == credentials.api_key and credentials.key_expires_at:  # the key of the last login
+        about["keyName"] = credentials.key_name or ""
         about["keyExpires"] = _local_time(credentials.key_expires_at)
     output(ctx, {**data, **about}, record_text({**data, **about}))
 

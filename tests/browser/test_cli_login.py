@@ -76,6 +76,7 @@ def test_login_approve_whoami_set_and_logout(page, live_server, tmp_path, shoot)
     assert whoami.returncode == 0, whoami.stderr
     assert re.search(r"^User email +ada@example.com$", whoami.stdout, re.M)
     assert re.search(r"^Scopes +pages:read pages:write$", whoami.stdout, re.M)
+    assert re.search(r"^Key name +CLI on ", whoami.stdout, re.M)
     assert re.search(
         r"^Key expires +20\d\d-\d\d-\d\d \d\d:\d\d .*\(in (89|90) days\)$", whoami.stdout, re.M
     )
