@@ -508,3 +508,15 @@ def test_signing_in_unverified_inside_the_cooldown_says_no_new_link_went_out(cli
         later = sign_in(client, "new@example.com", GOOD_PASSWORD)
         page = client.get(later["Location"]).content.decode()
     assert len(mail.outbox) == 2 and "We have sent a link" in page
+
+
+def test_recovery_codes_can_be_copied_as_well_as_downloaded(client):
+    from allauth.mfa.recovery_codes.internal.auth import RecoveryCodes
+
+    user = owner_of(email="owner@example.com")
+    TOTP.activate(user, base64.b32encode(b"0123456789abcdefghij").decode())
+    RecoveryCodes.activate(user)
+    client.force_login(user)
+    page = client.get("/account/2fa/recovery-codes/").content.decode()
+    assert 'id="recovery_codes"' in page and "Download codes" in page
+    assert 'class="btn btn-small copy" data-copy-target="#recovery_codes"' in page

@@ -91,6 +91,15 @@ def test_no_page_scrolls_sideways(browser, live_server, shoot, width):
         user=owner, name="Zapier sync for the billing team", expires_in=timedelta(days=3)
     ).key
     make_key(user=owner, name="CLI on laptop", tag="cli")
+    # A teammate with a long address holds a key that was revoked: its page names both.
+    from apps.api_keys.services import api_key_revoke
+    from tests.factories import MembershipFactory, UserFactory
+
+    long_address = "a.teammate.with.a.remarkably.long.address@subdomain.example.com"
+    teammate = UserFactory(email=long_address)
+    MembershipFactory(workspace=workspace, user=teammate, role="admin")
+    theirs = make_key(user=teammate, workspace=workspace, name="Their key").key
+    api_key_revoke(key=theirs, actor=Actor.of_user(owner))
     context = browser.new_context(
         base_url=live_server.url, viewport={"width": WIDTHS[width], "height": 900}
     )
@@ -112,7 +121,11 @@ def test_no_page_scrolls_sideways(browser, live_server, shoot, width):
             assert page.evaluate("document.documentElement.scrollWidth") <= WIDTHS[width], name
         sign_in(page, "owner@acme.test")
         overflowing = {}
-        for name, path in owner_pages(key.pk, community.pk).items():
+        pages = {
+            **owner_pages(key.pk, community.pk),
+            "key-page-long-holder": f"/integrations/api/keys/{theirs.pk}/",
+        }
+        for name, path in pages.items():
             response = page.goto(path)
             assert response.status == 200, (name, response.status)
             shoot(page, f"{width}-{name}")
