@@ -2,6 +2,7 @@
 AccountEvents with the client address the trusted-proxy setting gives. Nothing here stores a
 password, a code or a secret; a failed sign-in names only the account it was aimed at."""
 
+from collections.abc import Callable
 from typing import Any
 
 from django.http import HttpRequest
@@ -65,20 +66,21 @@ def _authenticator_name(authenticator: Any) -> str:
     return kinds.get(str(getattr(authenticator, "type", "")), "second factor")
 
 
-def on_second_factor_added(
-    sender: Any, request: HttpRequest, user: Any, authenticator: Any, **kwargs: Any
-) -> None:
-    if (account := _user_of(user)) is not None:
-        detail = _authenticator_name(authenticator)
-        account_event_record(account, Action.SECOND_FACTOR_ADDED, request=request, detail=detail)
+def _on_second_factor(action: str) -> Callable[..., None]:
+    """A receiver for allauth's authenticator_added or authenticator_removed."""
+
+    def receiver(
+        sender: Any, request: HttpRequest, user: Any, authenticator: Any, **kwargs: Any
+    ) -> None:
+        if (account := _user_of(user)) is not None:
+            detail = _authenticator_name(authenticator)
+            account_event_record(account, action, request=request, detail=detail)
+
+    return receiver
 
 
-def on_second_factor_removed(
-    sender: Any, request: HttpRequest, user: Any, authenticator: Any, **kwargs: Any
-) -> None:
-    if (account := _user_of(user)) is not None:
-        detail = _authenticator_name(authenticator)
-        account_event_record(account, Action.SECOND_FACTOR_REMOVED, request=request, detail=detail)
+on_second_factor_added = _on_second_factor(Action.SECOND_FACTOR_ADDED)
+on_second_factor_removed = _on_second_factor(Action.SECOND_FACTOR_REMOVED)
 
 
 def on_second_factor_failed(sender: Any, request: HttpRequest, user: Any, **kwargs: Any) -> None:

@@ -134,6 +134,12 @@ def test_no_page_scrolls_sideways(browser, live_server, shoot, width):
                 overflowing[name] = scroll_width
             if out := page.evaluate(OUT_OF_BOUNDS):
                 overflowing[name] = out
+            # Navigation pills keep their own height, however short the page.
+            heights = page.locator("nav.sidenav a").evaluate_all(
+                "links => links.map(link => link.getBoundingClientRect().height)"
+            )
+            if heights and max(heights) > 60:
+                overflowing[name] = f"navigation links {max(heights):.0f} px tall"
             # Commands wrap between words ("G atehouse" was hard to read and to copy by eye).
             mid_word = page.eval_on_selector_all(
                 ".snippet:not(.secret) pre",
