@@ -9,6 +9,28 @@ from .services import CLIENT_ID as DEVICE_CLIENT_ID
 ROOT = [{"url": "/"}]  # outside /api/v1
 
 
+TOKEN_ANSWER: dict[str, Any] = {
+    "type": "object",
+    "required": [
+        "access_token",
+        "token_type",
+        "expires_in",
+        "scope",
+    ],
+    "properties": {
+        "access_token": {"type": "string"},
+        "token_type": {"const": "Bearer"},
+        "expires_in": {"const": 7776000},
+        "scope": {"type": "string"},
+        "replaced_keys": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "Hints of this installation's earlier CLI keys, revoked by this login.",
+        },
+    },
+}
+
+
 def device_grant_paths() -> dict[str, Any]:
     """The OAuth endpoints of `gatehouse login` and `gatehouse logout`."""
     return {
@@ -102,31 +124,7 @@ def token_path() -> dict[str, Any]:
             "responses": {
                 "200": {
                     "description": "The new key, tagged CLI, 90 days.",
-                    "content": {
-                        "application/json": {
-                            "schema": {
-                                "type": "object",
-                                "required": [
-                                    "access_token",
-                                    "token_type",
-                                    "expires_in",
-                                    "scope",
-                                ],
-                                "properties": {
-                                    "access_token": {"type": "string"},
-                                    "token_type": {"const": "Bearer"},
-                                    "expires_in": {"const": 7776000},
-                                    "scope": {"type": "string"},
-                                    "replaced_keys": {
-                                        "type": "array",
-                                        "items": {"type": "string"},
-                                        "description": "Hints of this installation's earlier CLI "
-                                        "keys, revoked by this login.",
-                                    },
-                                },
-                            }
-                        }
-                    },
+                    "content": {"application/json": {"schema": TOKEN_ANSWER}},
                 },
                 "400": oauth_error(
                     [
