@@ -50,7 +50,7 @@ def operation_run(op: Operation, call: Call, raw_params: dict[str, Any], body: A
             params[param.name] = param.clean(raw_params[param.name])
         elif param.default is not None:
             params[param.name] = param.default
-        else:
+        elif param.location == "path":
             raise InvalidInput(param.name, f"{param.name} is required.")
     return op.run(call, params, body)
 
@@ -77,7 +77,10 @@ def http_handler(op: Operation) -> Callable[..., HttpResponse]:
                     raise NotFound("Nothing was found at this address.") from None
             body = json_body(request) if op.body is not None else None
             record = operation_run(op, call, raw, body)
-            response = JsonResponse(record, status=op.status)
+            if op.status == 204:
+                response = HttpResponse(status=204)
+            else:
+                response = JsonResponse(record, status=op.status)
         except ApiFailure as failure:
             response = failure.response()
         except InvalidInput as error:
@@ -112,8 +115,10 @@ def _django_route(openapi_path: str) -> str:
 
 
 def _route_name(api_path: str) -> str:
-    """`/communities/{communityId}/posts` is named `posts`: its last fixed segment."""
-    return [part for part in api_path.split("/") if part and "{" not in part][-1]
+    """`/communities/{communityId}/posts` is named `posts`: its last fixed segment;
+    `/keys/{keyId}`, which ends in a parameter, is `keys-detail`."""
+    name = [part for part in api_path.split("/") if part and "{" not in part][-1]
+    return name + "-detail" if api_path.endswith("}") else name
 
 
 def _openapi(request: HttpRequest) -> HttpResponse:

@@ -125,14 +125,16 @@ def tool_for(op: Operation) -> types.Tool:
         # The destructive and idempotent hints mean something only for tools that write.
         annotations=types.ToolAnnotations(
             read_only_hint=read_only,
-            destructive_hint=None if read_only else False,
-            idempotent_hint=None if read_only else op.method == "PATCH",
+            destructive_hint=None if read_only else op.method == "DELETE",
+            idempotent_hint=None if read_only else op.method in ("PATCH", "DELETE"),
             open_world_hint=False,
         ),
     )
 
 
-TOOLS: dict[str, types.Tool] = {op.name: tool_for(op) for op in OPERATIONS}
+# Operations that hand out a secret (creating and rolling keys) are not tools: secrets never
+# pass through an assistant's context.
+TOOLS: dict[str, types.Tool] = {op.name: tool_for(op) for op in OPERATIONS if op.mcp}
 
 
 def _tool_error(reason: str, message: str) -> types.CallToolResult:
@@ -148,7 +150,7 @@ def tool_call(
 ) -> types.CallToolResult:
     """Run one tool for `key`: the same authorization, validation and service as the API."""
     op = OPERATIONS_BY_NAME.get(name)
-    if op is None:
+    if op is None or name not in TOOLS:
         return _tool_error("not-found", f"There is no tool named {name!r}.")
     try:
         api_key_authorize(key, op.needs)
@@ -176,7 +178,7 @@ def tool_call(
 
 def _server_for(key: ApiKey, ip: str | None) -> Server:
     """An MCP server bound to one request's key: it lists only the tools the key may call."""
-    visible = [TOOLS[op.name] for op in OPERATIONS if key_may(key, op.needs)]
+    visible = [tool for name, tool in TOOLS.items() if key_may(key, OPERATIONS_BY_NAME[name].needs)]
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=visible)

@@ -46,10 +46,12 @@ def shared_responses() -> dict[str, Any]:
             {"WWW-Authenticate": www_authenticate},
         ),
         "Forbidden": error_response(
-            "The key lacks the scope the operation needs (member keys on workspace endpoints), "
-            "or its holder lacks the role; or, in production, the request came over plain HTTP "
+            "The key lacks the scope the operation needs (member keys on workspace endpoints, "
+            "creating in a group the key is limited to selected objects of), or its holder "
+            "lacks the role; the key allows only some networks and the request came from "
+            "another (ip-not-allowed); or, in production, the request came over plain HTTP "
             "(https-required: treat the key as exposed).",
-            ["insufficient-scope", "insufficient-role", "https-required"],
+            ["insufficient-scope", "insufficient-role", "ip-not-allowed", "https-required"],
             {
                 "WWW-Authenticate": header(
                     'With insufficient-scope: Bearer realm="api", error="insufficient_scope", '
@@ -75,7 +77,8 @@ def shared_responses() -> dict[str, Any]:
             ["not-found"],
         ),
         "RateLimited": error_response(
-            f"Over the key's rate limit (on this server {limit:,} requests a minute).",
+            f"Over the key's rate limit: its own, or on this server {limit:,} requests a "
+            "minute by default.",
             ["rate-limited"],
             {
                 "Retry-After": header(
@@ -101,7 +104,6 @@ ERROR_SCHEMA = {
 
 def operation_entry(op: Operation, schemas: dict[str, Any]) -> dict[str, Any]:
     """One operation's OpenAPI entry; its schemas are added to `schemas`."""
-    schemas[op.output_name] = op.output
     names = ["Unauthorized", "Forbidden", "RateLimited"]
     if op.params or op.body is not None:
         names.append("InvalidInput")
@@ -128,8 +130,13 @@ def operation_entry(op: Operation, schemas: dict[str, Any]) -> dict[str, Any]:
     if op.body is not None and op.body_name is not None:
         schemas[op.body_name] = op.body
         entry["requestBody"] = json_body(f"#/components/schemas/{op.body_name}")
+    if op.status == 204:
+        answer: dict[str, Any] = {"description": op.title + ": done; no content."}
+    else:
+        answer = ok(op.title + ": the result.", f"#/components/schemas/{op.output_name}")
+        schemas[op.output_name] = op.output
     entry["responses"] = {
-        str(op.status): ok(op.title + ": the result.", f"#/components/schemas/{op.output_name}"),
+        str(op.status): answer,
         **{CODES[name]: {"$ref": f"#/components/responses/{name}"} for name in sorted(names)},
     }
     return entry
@@ -180,8 +187,14 @@ def needs_sentence(op: Operation) -> str:
         text = f"Needs the {needs.scope} scope"
     else:
         text = "Any active workspace key, whatever its scopes"
-    if needs.role:
-        text += f", held by a workspace {needs.role} (otherwise 403 insufficient-role)"
+    if needs.roles:
+        held_by = " or ".join(needs.roles)
+        text += f", held by a workspace {held_by} (otherwise 403 insufficient-role)"
+    if needs.creates:
+        text += (
+            f"; a key limited to selected {needs.creates} may not create one "
+            "(403 insufficient-scope)"
+        )
     if needs.members:
         text += "; member keys are accepted and act as their member"
     return text + "."

@@ -6,6 +6,7 @@ routes (`config/api.py`), the OpenAPI document (`config/openapi.py`) and the MCP
 """
 
 from apps.api.operations import Operation
+from apps.api_keys.operations import OPERATIONS as KEY_OPERATIONS
 from apps.communities.operations import OPERATIONS as COMMUNITY_OPERATIONS
 from apps.pages.operations import OPERATIONS as PAGE_OPERATIONS
 from apps.products.operations import OPERATIONS as PRODUCT_OPERATIONS
@@ -16,6 +17,7 @@ OPERATIONS: tuple[Operation, ...] = (
     *PRODUCT_OPERATIONS,
     *COMMUNITY_OPERATIONS,
     *PAGE_OPERATIONS,
+    *KEY_OPERATIONS,
 )
 OPERATIONS_BY_NAME: dict[str, Operation] = {op.name: op for op in OPERATIONS}
 assert len(OPERATIONS_BY_NAME) == len(OPERATIONS), "two operations share a name"

@@ -9,6 +9,7 @@ from django.utils import timezone
 from apps.accounts.models import User
 from apps.api.scopes import ALL_SCOPES
 from apps.api_keys.models import ApiKey
+from apps.api_keys.restrictions import Restrictions
 from apps.api_keys.services import CreatedApiKey, api_key_create
 from apps.workspaces.models import Membership, Workspace
 
@@ -72,6 +73,7 @@ def make_key(
     kind: str = ApiKey.Kind.WORKSPACE,
     name: str = "Test key",
     tag: str = ApiKey.Tag.NONE,
+    restrictions: Restrictions | None = None,
 ) -> CreatedApiKey:
     """A key made by the real service, so tests use real secrets and real hashes."""
     if user is None:
@@ -86,6 +88,7 @@ def make_key(
         expires_at=(timezone.now() + expires_in) if expires_in and tag != "cli" else None,
         kind=kind,
         tag=tag,
+        restrictions=restrictions,
     )
 
 

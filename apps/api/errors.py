@@ -10,6 +10,7 @@ STATUS_BY_REASON = {
     "insufficient-scope": 403,
     "insufficient-role": 403,
     "https-required": 403,
+    "ip-not-allowed": 403,
     "invalid-signature": 403,
     "origin-not-allowed": 403,
     "invalid-input": 400,
@@ -31,6 +32,7 @@ DEFAULT_MESSAGES = {
     "https-required": "This API answers over HTTPS only. The key sent with this request crossed "
     "the network unencrypted: treat it as exposed, roll or revoke it, and call the https:// "
     "address.",
+    "ip-not-allowed": "This key does not accept requests from this network.",
     "invalid-signature": "The report's signature could not be verified.",
     "origin-not-allowed": "Requests from this web page's origin are not allowed here.",
     "invalid-input": "The request is not valid.",

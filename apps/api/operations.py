@@ -24,19 +24,23 @@ class Needs:
     """What a key must hold to run an operation.
 
     `scope` names the one scope needed; `any_write` accepts any `:write` scope; with neither,
-    any active workspace key will do. Member keys are refused unless `members` is set. `role`
-    asks that the key's holder have that role in the workspace at the moment of the request.
+    any active workspace key will do. Member keys are refused unless `members` is set. `roles`
+    asks that the key's holder have one of them in the workspace at the moment of the request.
+    `creates` names the group an operation adds an object to: a key limited to selected
+    objects of that group may not (docs/product.md §2).
     """
 
     scope: str | None = None
     any_write: bool = False
     members: bool = False
-    role: str | None = None
+    roles: tuple[str, ...] = ()
+    creates: str | None = None
 
 
 @dataclass(frozen=True)
 class Param:
-    """A path or query parameter; always an integer here (an id or a limit)."""
+    """A path or query parameter: an integer (an id or a limit), or with `type="string"` a
+    string, one of `enum` when that is given (a filter) or up to `max_length` (a cursor)."""
 
     name: str
     location: Literal["path", "query"]
@@ -44,10 +48,21 @@ class Param:
     minimum: int = 1
     maximum: int = 2**63 - 1
     default: int | None = None
+    type: Literal["integer", "string"] = "integer"
+    enum: tuple[str, ...] = ()
+    max_length: int = 200
 
     @property
     def schema(self) -> JsonSchema:
-        schema: JsonSchema = {
+        schema: JsonSchema
+        if self.type == "string":
+            schema = {"type": "string", "description": self.description}
+            if self.enum:
+                schema["enum"] = list(self.enum)
+            else:
+                schema.update(minLength=1, maxLength=self.max_length)
+            return schema
+        schema = {
             "type": "integer",
             "minimum": self.minimum,
             "maximum": self.maximum,
@@ -61,8 +76,11 @@ class Param:
     def required(self) -> bool:
         return self.location == "path"
 
-    def clean(self, value: Any) -> int:
-        """The parameter as an integer in range; strings of ASCII digits (URLs) are accepted."""
+    def clean(self, value: Any) -> Any:
+        """The parameter as an integer in range (strings of ASCII digits, as URLs carry them,
+        are accepted), or a string parameter's value checked."""
+        if self.type == "string":
+            return self._clean_string(value)
         if isinstance(value, str) and value.isascii() and value.isdigit():
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int):
@@ -72,6 +90,15 @@ class Param:
                 self.name,
                 f"{self.name} must be a whole number from {self.minimum} to {self.maximum}.",
             )
+        return value
+
+    def _clean_string(self, value: Any) -> str:
+        if not isinstance(value, str) or not value:
+            raise InvalidInput(self.name, f"{self.name} must be a non-empty string.")
+        if self.enum and value not in self.enum:
+            raise InvalidInput(self.name, f"{self.name} must be one of {', '.join(self.enum)}.")
+        if len(value) > self.max_length or not value.isprintable():
+            raise InvalidInput(self.name, f"{self.name} is not a valid value.")
         return value
 
 
@@ -90,18 +117,19 @@ class Operation:
 
     `run(call, params, body)` calls the service and returns the JSON record; it raises
     InvalidInput (400) or NotFound (404). `params` holds the cleaned path and query parameters;
-    `body` the decoded JSON body (None for operations without one).
+    `body` the decoded JSON body (None for operations without one). An operation of status
+    204 answers HTTP with no body; its record is what MCP and the CLI show.
     """
 
     name: str  # snake_case: the MCP tool's name; its camelCase twin is the OpenAPI operationId
-    method: Literal["GET", "POST", "PATCH"]
+    method: Literal["GET", "POST", "PATCH", "DELETE"]
     path: str  # under /api/v1, with {param} placeholders as OpenAPI writes them
     needs: Needs
     title: str
     summary: str  # one sentence a person or a model can act on
     output_name: str  # the component name of the output schema in the OpenAPI document
     output: JsonSchema
-    run: Callable[[Call, dict[str, int], Any], dict[str, Any]]
+    run: Callable[[Call, dict[str, Any], Any], dict[str, Any]]
     body_name: str | None = None
     body: JsonSchema | None = None
     params: tuple[Param, ...] = ()
@@ -112,6 +140,8 @@ class Operation:
     # kebab-case name would read badly (`{"workspaceName": "name"}` gives --name).
     cli: str | None = None
     cli_flags: dict[str, str] = field(default_factory=dict)
+    # False for operations that hand out a secret: secrets never pass through MCP.
+    mcp: bool = True
 
     @property
     def operation_id(self) -> str:

@@ -16,6 +16,7 @@ from apps.workspaces.models import Membership
 
 from . import tokens
 from .models import ApiKey
+from .restrictions import address_allowed
 from .verification import (
     KeyRejected,
     api_key_authenticate,
@@ -114,7 +115,17 @@ def api_key_from_request(request: HttpRequest) -> ApiKey:
         raise ApiFailure(rejected.reason) from None
     request.presented_key_id = key.pk  # type: ignore[attr-defined]
     request.presented_key_hint = key.hint  # type: ignore[attr-defined]
-    state = rate_limit_take(f"key:{key.pk}", settings.API_RATE_LIMIT_PER_MINUTE)
+    if key.allowed_networks and not address_allowed(key.allowed_networks, client_ip(request)):
+        # Refused before the rate limit: a stolen key used from elsewhere must not be able to
+        # spend its holder's requests. The refusal is counted against the key (its log line).
+        raise ApiFailure(
+            "ip-not-allowed",
+            f"This key accepts requests only from its allowed networks, and "
+            f"{client_ip(request) or 'this address'} is not in them.",
+        )
+    state = rate_limit_take(
+        f"key:{key.pk}", key.rate_limit_per_minute or settings.API_RATE_LIMIT_PER_MINUTE
+    )
     request.rate_limit = state  # type: ignore[attr-defined]
     if state is not None and state.refused:
         raise ApiFailure(
@@ -171,16 +182,22 @@ def api_key_authorize(key: ApiKey, needs: Needs) -> None:
         )
     if scopes and not set(scopes) & set(key.scopes):
         raise insufficient_scope(scopes)
-    if needs.role is not None:
+    if needs.creates is not None and key.chosen(needs.creates) is not None:
+        raise insufficient_scope(
+            scopes,
+            f"This key is limited to selected {needs.creates}, so it cannot create one; "
+            f"that needs a key with access to all {needs.creates}.",
+        )
+    if needs.roles:
         role = (
             Membership.objects.filter(workspace_id=key.workspace_id, user_id=key.user_id)
             .values_list("role", flat=True)
             .first()
         )
-        if role != needs.role:
+        if role not in needs.roles:
             raise ApiFailure(
                 "insufficient-role",
-                f"Only a workspace {needs.role} may do this, and the key's holder is "
-                f"{'no longer in the workspace' if role is None else 'a workspace ' + role}.",
+                f"Only a workspace {' or '.join(needs.roles)} may do this, and the key's holder "
+                f"is {'no longer in the workspace' if role is None else 'a workspace ' + role}.",
             )
     api_key_record_scope_use(key, exercised_scopes(key, needs), now=timezone.now())

@@ -12,11 +12,11 @@ from apps.common.validation import InvalidInput
 from apps.workspaces.decorators import WorkspaceRequest
 
 from .models import ApiKey
+from .narrowing import api_key_narrow
 from .pages import KeyPages, for_both_audiences
 from .refusals import api_key_refusals_last_day
 from .services import (
     ROLL_GRACE_PERIODS,
-    api_key_narrow,
     api_key_revoke,
     api_key_roll,
     api_key_update_details,

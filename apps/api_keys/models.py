@@ -8,9 +8,14 @@ from django.utils import timezone
 from apps.workspaces.models import Workspace
 
 from .policy import key_policy_problem
+from .restrictions import Restrictions
 
 # A scope not exercised for this long counts as unused (least privilege).
 UNUSED_AFTER = timedelta(days=30)
+
+
+# The model field that holds each restrictable group's chosen ids.
+RESTRICTED_FIELD = {"communities": "community_ids", "pages": "page_ids", "products": "product_ids"}
 
 
 class ApiKeyState(models.TextChoices):
@@ -79,6 +84,17 @@ class ApiKey(models.Model):
     # When the replaced secret last made a call (at most once a minute), so an owner sees when
     # nothing uses it any more and the grace can safely end.
     previous_secret_last_used_at = models.DateTimeField(null=True, blank=True)
+    # Restrictions (docs/product.md §2): per group the chosen objects' ids, or null for all of
+    # the group; the allowed networks (CIDR strings, empty for any); the key's own rate limit.
+    # They ride on the row the lookup reads, so checking them costs no query.
+    community_ids = models.JSONField(null=True, blank=True)
+    page_ids = models.JSONField(null=True, blank=True)
+    product_ids = models.JSONField(null=True, blank=True)
+    allowed_networks = models.JSONField(default=list, blank=True)
+    rate_limit_per_minute = models.PositiveIntegerField(null=True, blank=True)
+    # When each chosen object was last reached ({"communities:12": ISO time}), at most once a
+    # minute each: the evidence for dropping a chosen object nobody uses.
+    object_last_used = models.JSONField(default=dict, blank=True)
     # CLI keys: the `gatehouse` installation that logged in; each has one live key at most.
     installation_id = models.CharField(max_length=64, null=True, blank=True)
 
@@ -98,6 +114,11 @@ class ApiKey(models.Model):
                 name="api_key_expires_after_creation",
             ),
             models.CheckConstraint(condition=~Q(scopes=[]), name="api_key_holds_a_scope"),
+            models.CheckConstraint(
+                condition=Q(rate_limit_per_minute__isnull=True)
+                | Q(rate_limit_per_minute__gte=1, rate_limit_per_minute__lte=100_000),
+                name="api_key_rate_limit_in_range",
+            ),
             models.UniqueConstraint(
                 fields=["workspace", "user", "installation_id"],
                 condition=Q(revoked_at__isnull=True, installation_id__isnull=False),
@@ -118,6 +139,52 @@ class ApiKey(models.Model):
     @property
     def state(self) -> str:
         return self.state_at(timezone.now())
+
+    @property
+    def restrictions(self) -> Restrictions:
+        def ids(value: list[int] | None) -> tuple[int, ...] | None:
+            return None if value is None else tuple(value)
+
+        return Restrictions(
+            communities=ids(self.community_ids),
+            pages=ids(self.page_ids),
+            products=ids(self.product_ids),
+            networks=tuple(self.allowed_networks or ()),
+            rate_limit_per_minute=self.rate_limit_per_minute,
+        )
+
+    def set_restrictions(self, restrictions: Restrictions) -> list[str]:
+        """Store `restrictions` on the instance; returns the fields to save."""
+        for group, ids in restrictions.chosen.items():
+            setattr(self, RESTRICTED_FIELD[group], None if ids is None else list(ids))
+        self.allowed_networks = list(restrictions.networks)
+        self.rate_limit_per_minute = restrictions.rate_limit_per_minute
+        return [*RESTRICTED_FIELD.values(), "allowed_networks", "rate_limit_per_minute"]
+
+    def chosen(self, group: str) -> list[int] | None:
+        """The ids of `group` this key is limited to, or None for all of the group."""
+        value: list[int] | None = getattr(self, RESTRICTED_FIELD[group])
+        return value
+
+    def object_used_at(self, group: str, object_id: int) -> datetime | None:
+        stamp = (self.object_last_used or {}).get(f"{group}:{object_id}")
+        return datetime.fromisoformat(stamp) if stamp else None
+
+    def unused_objects_at(self, now: datetime) -> dict[str, list[int]]:
+        """Per limited group, the chosen ids not reached for 30 days (keys 30 days old or more)."""
+        if now - self.created_at < UNUSED_AFTER:
+            return {}
+        unused = {}
+        for group in RESTRICTED_FIELD:
+            ids = [
+                object_id
+                for object_id in self.chosen(group) or ()
+                if (used := self.object_used_at(group, object_id)) is None
+                or now - used >= UNUSED_AFTER
+            ]
+            if ids:
+                unused[group] = ids
+        return unused
 
     def scope_used_at(self, scope: str) -> datetime | None:
         stamp = (self.scope_last_used or {}).get(scope)

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from apps.api.scopes import ALL_SCOPES, MEMBER_SCOPES
+from apps.api.scopes import EVERY_SCOPE, MEMBER_SCOPES
 from apps.common.validation import InvalidInput, clean_long_text
 from apps.workspaces.models import Workspace
 
@@ -23,7 +23,7 @@ def clean_scopes(value: Any, *, kind: str = "workspace", field: str = "scopes") 
     ):
         raise InvalidInput(field, "Scopes must be a list of scope names.")
     # `kind` is an ApiKey.Kind value, spelled out: the model imports this module.
-    allowed = MEMBER_SCOPES if kind == "member" else ALL_SCOPES
+    allowed = MEMBER_SCOPES if kind == "member" else EVERY_SCOPE
     unknown = sorted(set(value) - set(allowed))
     if unknown:
         raise InvalidInput(

@@ -10,20 +10,21 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.accounts.models import User
+from apps.api.scopes import KEY_SCOPES
 from apps.audit.services import Actor, audit_record
 from apps.common.validation import InvalidInput, clean_text
-from apps.workspaces.models import Workspace
+from apps.workspaces.models import Membership, Workspace
 
 from . import tokens
 from .audit_actions import (
     KEY_CREATED,
-    KEY_NARROWED,
     KEY_REVOKED,
     KEY_ROLLED,
     KEY_UPDATED,
     MEMBER_KEY_CREATED,
     MEMBER_KEY_REVOKED,
 )
+from .choosable import check_chosen_exist
 from .models import ApiKey, ApiKeyState
 from .policy import (
     CLI_LIFETIME,
@@ -32,6 +33,10 @@ from .policy import (
     clean_scopes,
     key_policy_problem,
 )
+from .restrictions import Restrictions
+
+# Who may hold the keys scopes and manage keys over the API: who manages them in the dashboard.
+KEY_MANAGER_ROLES = (Membership.Role.OWNER, Membership.Role.ADMIN)
 
 
 @dataclass(frozen=True)
@@ -69,23 +74,40 @@ def api_key_create(
     actor: Actor | None = None,
     description: str = "",
     installation_id: str | None = None,
+    restrictions: Restrictions | None = None,
 ) -> CreatedApiKey:
     """Create a key for `user` in `workspace` and return it with its secret.
 
     `expires_at=None` means no expiry. A CLI-tagged key always lives exactly 90 days, so
     `expires_at` must be None for it; `installation_id` names the CLI installation that logged
-    in (one live key each, which the database enforces). Raises InvalidInput for a bad name,
-    scopes or expiry. The audit event names `actor` (the user themself when not given), never
-    the secret.
+    in (one live key each, which the database enforces). `restrictions` limit it further; chosen
+    objects must exist in the workspace (for a member key: be the member's communities).
+    Raises InvalidInput for a bad name, scopes, expiry or restriction. The audit event names
+    `actor` (the user themself when not given), never the secret.
     """
     now = timezone.now()
     name = clean_text(name, "name", max_length=100)
     description = clean_description(description)
     scopes = clean_scopes(scopes, kind=kind)
+    if (
+        set(scopes) & set(KEY_SCOPES)
+        and not Membership.objects.filter(
+            workspace=workspace, user=user, role__in=KEY_MANAGER_ROLES
+        ).exists()
+    ):
+        raise InvalidInput(
+            "scopes", "Only workspace owners and admins can hold keys:read or keys:write."
+        )
     expires_at = _clean_expiry(workspace, expires_at, tag=tag, now=now)
+    restrictions = restrictions or Restrictions()
+    check_chosen_exist(
+        restrictions,
+        workspace_id=workspace.pk,
+        member_id=user.pk if kind == ApiKey.Kind.MEMBER else None,
+    )
     secret = tokens.generate_secret(kind)
     with transaction.atomic():
-        key = ApiKey.objects.create(
+        key = ApiKey(
             workspace=workspace,
             user=user,
             kind=kind,
@@ -99,6 +121,8 @@ def api_key_create(
             expires_at=expires_at,
             installation_id=installation_id,
         )
+        key.set_restrictions(restrictions)
+        key.save(force_insert=True)
         audit_record(
             workspace=workspace,
             action=MEMBER_KEY_CREATED if kind == ApiKey.Kind.MEMBER else KEY_CREATED,
@@ -109,6 +133,7 @@ def api_key_create(
                 "scopes": scopes,
                 "expiresAt": expires_at.isoformat() if expires_at else None,
                 "tag": tag,
+                **({"restrictions": restrictions.as_json()} if not restrictions.is_empty else {}),
             },
         )
     return CreatedApiKey(key=key, secret=secret)
@@ -202,35 +227,6 @@ def api_key_update_details(*, key: ApiKey, name: Any, description: Any, actor: A
                     subject=f"{locked.name} ({locked.hint})",
                     data={"field": field, "before": before, "after": after},
                 )
-    return locked
-
-
-def api_key_narrow(*, key: ApiKey, scopes: Any, actor: Actor) -> ApiKey:
-    """Take scopes away from a key (never add any); audited with the scopes before and after."""
-    with transaction.atomic():
-        locked = ApiKey.objects.select_for_update().select_related("workspace").get(pk=key.pk)
-        kept = clean_scopes(scopes, kind=locked.kind)
-        added = set(kept) - set(locked.scopes)
-        if added:
-            raise InvalidInput(
-                "scopes",
-                f"A key can only be narrowed here; {', '.join(sorted(added))} would widen it. "
-                "Create a new key for more permissions.",
-            )
-        if locked.state_at(timezone.now()) != ApiKeyState.ACTIVE:
-            raise InvalidInput("key", "Only an active key can be narrowed.")
-        if set(kept) != set(locked.scopes):
-            before = list(locked.scopes)
-            locked.scopes = kept
-            locked.save(update_fields=["scopes"])
-            audit_record(
-                workspace=locked.workspace,
-                action=KEY_NARROWED,
-                actor=actor,
-                key=locked,
-                subject=f"{locked.name} ({locked.hint})",
-                data={"before": before, "after": kept},
-            )
     return locked
 
 

@@ -55,31 +55,39 @@ def api_key_authenticate(raw: str, *, now: datetime | None = None) -> ApiKey:
     return key
 
 
-def api_key_record_scope_use(key: ApiKey, scopes: tuple[str, ...], *, now: datetime) -> bool:
-    """Stamp the scopes a request exercised, each at most once a minute; True when written.
-
-    Like the last-use stamp, the hot path only reads: the stamps come with the key's row, and a
-    write happens only for a scope whose stamp is a minute old or more.
-    """
+def _record_stamps(key: ApiKey, field: str, names: list[str], *, now: datetime) -> bool:
+    """Stamp `names` in the JSON map `field` of the key, each at most once a minute; True when
+    written. The hot path only reads: the stamps come with the key's row, and a write happens
+    only for a name whose stamp is a minute old or more."""
     interval = timedelta(seconds=settings.API_KEY_LAST_USED_INTERVAL_SECONDS)
+    current = getattr(key, field) or {}
     due = [
-        scope
-        for scope in scopes
-        if (used := key.scope_used_at(scope)) is None or now - used >= interval
+        name
+        for name in names
+        if (used := current.get(name)) is None or now - datetime.fromisoformat(used) >= interval
     ]
     if not due:
         return False
     with transaction.atomic():
         stamps = (
-            ApiKey.objects.select_for_update()
-            .values_list("scope_last_used", flat=True)
-            .get(pk=key.pk)
+            ApiKey.objects.select_for_update().values_list(field, flat=True).get(pk=key.pk)
         ) or {}
-        for scope in due:
-            stamps[scope] = max(stamps.get(scope, ""), now.isoformat())
-        ApiKey.objects.filter(pk=key.pk).update(scope_last_used=stamps)
-    key.scope_last_used = stamps
+        for name in due:
+            stamps[name] = max(stamps.get(name, ""), now.isoformat())
+        ApiKey.objects.filter(pk=key.pk).update(**{field: stamps})
+    setattr(key, field, stamps)
     return True
+
+
+def api_key_record_scope_use(key: ApiKey, scopes: tuple[str, ...], *, now: datetime) -> bool:
+    """Stamp the scopes a request exercised, each at most once a minute; True when written."""
+    return _record_stamps(key, "scope_last_used", list(scopes), now=now)
+
+
+def api_key_record_object_use(key: ApiKey, names: list[str], *, now: datetime) -> bool:
+    """Stamp the chosen objects a request reached ("communities:12"), each at most once a
+    minute; True when written."""
+    return _record_stamps(key, "object_last_used", names, now=now)
 
 
 def api_key_find_by_secret(raw: str, *, now: datetime | None = None) -> ApiKey | None:

@@ -3,7 +3,7 @@ people read them ("On", "90 days", "Products: read"), for the page and the CSV a
 
 from typing import Any
 
-from apps.api.scopes import ALL_SCOPES, summarize_scopes
+from apps.api.scopes import EVERY_SCOPE, summarize_scopes
 from apps.audit.models import AuditEvent
 from apps.workspaces.choices import TRANSCRIPTION_LANGUAGES, VideoQuality
 
@@ -32,7 +32,7 @@ def human_value(field: str, value: Any) -> str:
     if isinstance(value, bool):
         return "On" if value else "Off"
     if isinstance(value, list):
-        if all(item in ALL_SCOPES for item in value):
+        if all(item in EVERY_SCOPE for item in value):
             return summarize_scopes(value)
         return ", ".join(str(item) for item in value)
     if field == "transcription_language":

@@ -15,6 +15,7 @@ from apps.api.operations import (
     object_schema,
 )
 from apps.api.schemas import date_time, long_text, single_line_text
+from apps.api_keys.choosable import note_reached
 
 from .models import Community, Post
 from .selectors import communities_for_key
@@ -65,11 +66,13 @@ def _community(call: Call, params: dict[str, int]) -> Community:
     community = communities_for_key(call.key).filter(pk=params["communityId"]).first()
     if community is None:
         raise NotFound("No community with this id is visible to this key.")
+    note_reached(call.key, "communities", [community.pk])
     return community
 
 
 def _list_communities(call: Call, params: dict[str, int], body: Any) -> dict[str, Any]:
-    communities = communities_for_key(call.key)[: params["limit"]]
+    communities = list(communities_for_key(call.key)[: params["limit"]])
+    note_reached(call.key, "communities", [c.pk for c in communities])
     return {"data": [community_to_json(c) for c in communities]}
 
 

@@ -13,6 +13,7 @@ from apps.api.operations import (
     object_schema,
 )
 from apps.api.schemas import date_time, long_text, single_line_text
+from apps.api_keys.choosable import limited_to_key, note_reached
 
 from .models import Page
 from .services import BODY_MAX_LENGTH, page_create
@@ -52,8 +53,10 @@ PAGE_CREATE = object_schema(
 
 
 def _list(call: Call, params: dict[str, int], body: Any) -> dict[str, Any]:
-    pages = Page.objects.filter(workspace=call.workspace)[: params["limit"]]
-    return {"data": [page_to_json(p) for p in pages]}
+    pages = Page.objects.filter(workspace=call.workspace)
+    shown = list(limited_to_key(pages, call.key, "pages")[: params["limit"]])
+    note_reached(call.key, "pages", [p.pk for p in shown])
+    return {"data": [page_to_json(p) for p in shown]}
 
 
 def _create(call: Call, params: dict[str, int], body: Any) -> dict[str, Any]:
@@ -81,7 +84,7 @@ OPERATIONS = (
         name="create_page",
         method="POST",
         path="/pages",
-        needs=Needs(scope="pages:write"),
+        needs=Needs(scope="pages:write", creates="pages"),
         title="Create a page",
         summary=(
             "Create a hosted page with a title, a URL slug (lower-case letters, digits and "

@@ -13,6 +13,7 @@ from apps.api.operations import (
     object_schema,
 )
 from apps.api.schemas import date_time, single_line_text
+from apps.api_keys.choosable import limited_to_key, note_reached
 
 from .models import Product
 from .services import MAX_PRICE_CENTS, product_create
@@ -49,8 +50,10 @@ PRODUCT_CREATE = object_schema(
 
 
 def _list(call: Call, params: dict[str, int], body: Any) -> dict[str, Any]:
-    products = Product.objects.filter(workspace=call.workspace)[: params["limit"]]
-    return {"data": [product_to_json(p) for p in products]}
+    products = Product.objects.filter(workspace=call.workspace)
+    shown = list(limited_to_key(products, call.key, "products")[: params["limit"]])
+    note_reached(call.key, "products", [p.pk for p in shown])
+    return {"data": [product_to_json(p) for p in shown]}
 
 
 def _create(call: Call, params: dict[str, int], body: Any) -> dict[str, Any]:
@@ -78,7 +81,7 @@ OPERATIONS = (
         name="create_product",
         method="POST",
         path="/products",
-        needs=Needs(scope="products:write"),
+        needs=Needs(scope="products:write", creates="products"),
         title="Create a product",
         summary="Create a product with a name and a price in cents.",
         output_name="Product",

@@ -4,7 +4,7 @@ from typing import TYPE_CHECKING, Any
 
 from apps.api.operations import Call, Needs, Operation, object_schema
 from apps.api.schemas import single_line_text
-from apps.api.scopes import ALL_SCOPES
+from apps.api.scopes import EVERY_SCOPE
 
 from .choices import TRANSCRIPTION_LANGUAGES
 from .models import Membership, Workspace
@@ -35,7 +35,7 @@ WORKSPACE_RECORD = object_schema(
         "userEmail": {"type": "string", "format": "email"},
         "scopes": {
             "type": "array",
-            "items": {"type": "string", "enum": list(ALL_SCOPES)},
+            "items": {"type": "string", "enum": list(EVERY_SCOPE)},
             "uniqueItems": True,
             "minItems": 1,
         },
@@ -105,7 +105,7 @@ OPERATIONS = (
         name="update_workspace",
         method="PATCH",
         path="/workspace",
-        needs=Needs(any_write=True, role=Membership.Role.OWNER),
+        needs=Needs(any_write=True, roles=(Membership.Role.OWNER,)),
         title="Change workspace settings",
         summary=(
             "Change the workspace's name, time zone (IANA), automatic transcription or its "

@@ -1,4 +1,5 @@
 import json
+import re
 
 import pytest
 from django.urls import URLPattern, get_resolver
@@ -24,7 +25,7 @@ def test_every_api_route_is_described():
         p for p in get_resolver().url_patterns if str(p.pattern) == "api/"
     ).url_patterns
     routes = {
-        "/" + str(p.pattern).removeprefix("v1/").replace("<int:communityId>", "{communityId}")
+        "/" + re.sub(r"<int:(\w+)>", r"{\1}", str(p.pattern).removeprefix("v1/"))
         for p in api_patterns
         if isinstance(p, URLPattern) and str(p.pattern).startswith("v1/")
     }

@@ -1,0 +1,336 @@
+"""The API keys group (docs/product.md §3.6): keys managed by keys, for owners and admins.
+
+A key never mints or rolls (and so receives the secret of) a key wider than itself; every change
+is audited with the calling key as its actor. Create and roll hand out a secret, so they are not
+MCP tools.
+"""
+
+import base64
+import binascii
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from apps.api.errors import ApiFailure, insufficient_scope
+from apps.api.http import iso_time
+from apps.api.operations import (
+    Call,
+    Needs,
+    NotFound,
+    Operation,
+    Param,
+    body_fields,
+)
+from apps.common.validation import InvalidInput
+
+from .key_schemas import KEY, KEY_CREATE, KEY_DETAIL, KEY_LIST, KEY_NARROW, KEY_ROLL, KEY_SECRET
+from .models import ApiKey, ApiKeyState
+from .narrowing import api_key_narrow, wider_than_key
+from .policy import DEFAULT_LIFETIME, EXPIRY_DAY_CHOICES
+from .restrictions import clean_restriction_changes
+from .services import KEY_MANAGER_ROLES, CreatedApiKey, api_key_create, api_key_revoke, api_key_roll
+
+
+def key_to_json(key: ApiKey) -> dict[str, Any]:
+    """A key's API record: metadata only, never a secret or its hash."""
+    return {
+        "id": key.pk,
+        "name": key.name,
+        "description": key.description,
+        "hint": key.hint,
+        "kind": key.kind,
+        "tag": key.tag or None,
+        "holderEmail": key.user.email,
+        "scopes": sorted(key.scopes),
+        "restrictions": key.restrictions.as_json(),
+        "createdAt": iso_time(key.created_at),
+        "expiresAt": iso_time(key.expires_at) if key.expires_at else None,
+        "lastUsedAt": iso_time(key.last_used_at) if key.last_used_at else None,
+        "lastUsedIp": key.last_used_ip,
+        "state": key.state,
+    }
+
+
+def _with_secret(created: CreatedApiKey) -> dict[str, Any]:
+    return {**key_to_json(created.key), "secret": created.secret}
+
+
+def _encode_cursor(key_id: int) -> str:
+    return base64.urlsafe_b64encode(f"before:{key_id}".encode()).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str) -> int:
+    try:
+        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        text = ""
+    prefix, _, number = text.partition(":")
+    if prefix != "before" or not number.isascii() or not number.isdigit():
+        raise InvalidInput("cursor", "cursor must be the `next` value of an earlier page.")
+    return int(number)
+
+
+def _list_keys(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]:
+    # Newest first by id: a key created while a client pages gets a higher id and so never
+    # shifts what the next page holds.
+    keys = ApiKey.objects.filter(workspace=call.workspace).select_related("user").order_by("-id")
+    if "state" in params:
+        keys = keys.in_state(params["state"])
+    if "kind" in params:
+        keys = keys.filter(kind=params["kind"])
+    if "holder" in params:
+        keys = keys.filter(user__email__iexact=params["holder"])
+    if "cursor" in params:
+        keys = keys.filter(pk__lt=_decode_cursor(params["cursor"]))
+    page = list(keys[: params["limit"] + 1])
+    more = len(page) > params["limit"]
+    page = page[: params["limit"]]
+    return {
+        "data": [key_to_json(key) for key in page],
+        "next": _encode_cursor(page[-1].pk) if more else None,
+    }
+
+
+def _key(call: Call, params: dict[str, Any]) -> ApiKey:
+    key = (
+        ApiKey.objects.filter(workspace=call.workspace, pk=params["keyId"])
+        .select_related("user", "workspace")
+        .first()
+    )
+    if key is None:
+        raise NotFound("No key with this id in this workspace.")
+    return key
+
+
+def _get_key(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]:
+    key = _key(call, params)
+    used = {scope: key.scope_used_at(scope) for scope in sorted(key.scopes)}
+    return {
+        **key_to_json(key),
+        "scopesLastUsed": {scope: iso_time(at) if at else None for scope, at in used.items()},
+    }
+
+
+def _refuse_wider(problem: str | None, what: str) -> None:
+    if problem:
+        raise insufficient_scope(
+            ("keys:write",), f"A key cannot {what} a key wider than itself: {problem}."
+        )
+
+
+def _expiry(call: Call, data: dict[str, Any], now: datetime) -> datetime | None:
+    """The new key's expiry from one of expiresInDays, expiresAt, noExpiry; none given: the
+    default lifetime, or the calling key's own end when that comes sooner."""
+    given = [name for name in ("expiresInDays", "expiresAt", "noExpiry") if name in data]
+    if len(given) > 1:
+        raise InvalidInput(given[1], f"Give only one of {', '.join(given)}.")
+    if not given:
+        default = now + DEFAULT_LIFETIME
+        caller_end = call.key.expires_at
+        return min(default, caller_end) if caller_end else default
+    if given[0] == "noExpiry":
+        if data["noExpiry"] is not True:
+            raise InvalidInput("noExpiry", "noExpiry must be true when given.")
+        return None
+    if given[0] == "expiresInDays":
+        days = data["expiresInDays"]
+        if isinstance(days, bool) or days not in EXPIRY_DAY_CHOICES:
+            choices = ", ".join(map(str, EXPIRY_DAY_CHOICES))
+            raise InvalidInput("expiresInDays", f"expiresInDays must be one of {choices}.")
+        return now + timedelta(days=days)
+    moment = parse_datetime(data["expiresAt"]) if isinstance(data["expiresAt"], str) else None
+    if moment is None or timezone.is_naive(moment):
+        raise InvalidInput("expiresAt", "expiresAt must be a date-time with a time zone.")
+    return moment
+
+
+def _create_key(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]:
+    data = body_fields(body, KEY_CREATE)
+    now = timezone.now()
+    expires_at = _expiry(call, data, now)
+    restrictions = call.key.restrictions.updated(
+        clean_restriction_changes(data.get("restrictions", {}))
+    )
+    scopes = data["scopes"]
+    if not isinstance(scopes, list) or not all(isinstance(s, str) for s in scopes):
+        raise InvalidInput("scopes", "Scopes must be a list of scope names.")
+    _refuse_wider(
+        wider_than_key(call.key, scopes=scopes, restrictions=restrictions, expires_at=expires_at),
+        "create",
+    )
+    created = api_key_create(
+        workspace=call.workspace,
+        user=call.key.user,
+        name=data["name"],
+        description=data.get("description", ""),
+        scopes=scopes,
+        expires_at=expires_at,
+        restrictions=restrictions,
+        actor=call.actor,
+    )
+    return _with_secret(created)
+
+
+def _roll_key(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]:
+    data = body_fields(body, KEY_ROLL)
+    seconds = data.get("graceSeconds", 0)
+    if isinstance(seconds, bool) or seconds not in KEY_ROLL["properties"]["graceSeconds"]["enum"]:
+        raise InvalidInput("graceSeconds", "graceSeconds must be 0, 3600, 86400 or 604800.")
+    key = _key(call, params)
+    if key.user_id != call.key.user_id:
+        raise ApiFailure(
+            "insufficient-role",
+            "Only the key's own holder can roll it, since rolling hands out its secret; "
+            "an owner or admin can revoke it instead.",
+        )
+    _refuse_wider(
+        wider_than_key(
+            call.key, scopes=key.scopes, restrictions=key.restrictions, expires_at=key.expires_at
+        ),
+        "roll (and so receive the secret of)",
+    )
+    try:
+        created = api_key_roll(key=key, grace=timedelta(seconds=seconds), actor=call.actor)
+    except PermissionDenied as denied:  # the holder check, made again under the row lock
+        raise ApiFailure("insufficient-role", str(denied)) from None
+    return _with_secret(created)
+
+
+def _narrow_key(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]:
+    data = body_fields(body, KEY_NARROW)
+    if not data:
+        raise InvalidInput("body", "Give scopes, restrictions or both.")
+    changes = clean_restriction_changes(data["restrictions"]) if "restrictions" in data else None
+    key = api_key_narrow(
+        key=_key(call, params), scopes=data.get("scopes"), restrictions=changes, actor=call.actor
+    )
+    return key_to_json(key)
+
+
+def _revoke_key(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]:
+    key = api_key_revoke(key=_key(call, params), actor=call.actor)
+    return key_to_json(key)
+
+
+STATES: tuple[str, ...] = tuple(ApiKeyState.values)
+KINDS: tuple[str, ...] = tuple(ApiKey.Kind.values)
+KEY_ID = Param("keyId", "path", "The key's id, as list_keys gives it.")
+KEYS_READ = Needs(scope="keys:read", roles=KEY_MANAGER_ROLES)
+KEYS_WRITE = Needs(scope="keys:write", roles=KEY_MANAGER_ROLES)
+LIST_PARAMS = (
+    Param(
+        "state", "query", "Only keys in this state.", type="string", enum=tuple(ApiKeyState.values)
+    ),
+    Param(
+        "kind", "query", "Only keys of this kind.", type="string", enum=tuple(ApiKey.Kind.values)
+    ),
+    Param("holder", "query", "Only the keys of this holder (an e-mail address).", type="string"),
+    Param("cursor", "query", "The `next` value of the page before.", type="string"),
+    Param("limit", "query", "How many to return: 1 to 100 (default 50).", maximum=100, default=50),
+)
+
+OPERATIONS = (
+    Operation(
+        name="list_keys",
+        method="GET",
+        path="/keys",
+        needs=KEYS_READ,
+        title="List API keys",
+        summary=(
+            "List the workspace's API keys, newest first: metadata only (never a secret), "
+            "filtered by state, kind or holder, a page at a time (pass `next` as cursor)."
+        ),
+        output_name="KeyList",
+        output=KEY_LIST,
+        params=LIST_PARAMS,
+        run=_list_keys,
+    ),
+    Operation(
+        name="get_key",
+        method="GET",
+        path="/keys/{keyId}",
+        needs=KEYS_READ,
+        title="Show an API key",
+        summary="One API key's metadata, with when each of its scopes was last used.",
+        output_name="KeyDetail",
+        output=KEY_DETAIL,
+        params=(KEY_ID,),
+        can_be_not_found=True,
+        cli="keys show",
+        run=_get_key,
+    ),
+    Operation(
+        name="create_key",
+        method="POST",
+        path="/keys",
+        needs=KEYS_WRITE,
+        title="Create an API key",
+        summary=(
+            "Create a key for the calling key's holder, never wider than the calling key: its "
+            "scopes a subset, its restrictions at least as tight (left out: the calling key's "
+            "own), its expiry no later. The answer holds the secret, this once."
+        ),
+        output_name="KeyWithSecret",
+        output=KEY_SECRET,
+        body_name="KeyCreate",
+        body=KEY_CREATE,
+        status=201,
+        mcp=False,
+        run=_create_key,
+    ),
+    Operation(
+        name="roll_key",
+        method="POST",
+        path="/keys/{keyId}/roll",
+        needs=KEYS_WRITE,
+        title="Roll an API key",
+        summary=(
+            "Give one of the holder's own keys a new secret, keeping its name, scopes and "
+            "history; the old secret works for graceSeconds more. The answer holds the new "
+            "secret, this once."
+        ),
+        output_name="KeyWithSecret",
+        output=KEY_SECRET,
+        body_name="KeyRoll",
+        body=KEY_ROLL,
+        params=(KEY_ID,),
+        can_be_not_found=True,
+        mcp=False,
+        run=_roll_key,
+    ),
+    Operation(
+        name="narrow_key",
+        method="POST",
+        path="/keys/{keyId}/narrow",
+        needs=KEYS_WRITE,
+        title="Narrow an API key",
+        summary=(
+            "Take scopes away from a key or tighten its restrictions (fewer objects, fewer "
+            "networks, a lower rate limit); anything that would widen it is refused."
+        ),
+        output_name="Key",
+        output=KEY,
+        body_name="KeyNarrow",
+        body=KEY_NARROW,
+        params=(KEY_ID,),
+        can_be_not_found=True,
+        run=_narrow_key,
+    ),
+    Operation(
+        name="revoke_key",
+        method="DELETE",
+        path="/keys/{keyId}",
+        needs=KEYS_WRITE,
+        title="Revoke an API key",
+        summary="Revoke any key of the workspace for good; it fails from the next request on.",
+        output_name="Key",
+        output=KEY,
+        params=(KEY_ID,),
+        status=204,
+        can_be_not_found=True,
+        run=_revoke_key,
+    ),
+)
