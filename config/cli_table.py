@@ -21,7 +21,7 @@ from apps.devices.services import CLIENT_ID
 from .operations import OPERATIONS
 
 CLI_TABLE_FILE = Path(__file__).resolve().parent.parent / "cli/gatehouse_cli/operations.json"
-JSON_TYPES = {"string": "string", "integer": "integer", "boolean": "boolean"}
+JSON_TYPES = {"string": "string", "integer": "integer", "boolean": "boolean", "list": "list"}
 
 
 def kebab(name: str) -> str:
@@ -43,20 +43,26 @@ def command_words(op: Operation) -> tuple[str, str]:
 
 
 def _param(param: Param) -> dict[str, Any]:
-    return {
+    entry: dict[str, Any] = {
         "name": param.name,
         "metavar": kebab(param.name).upper().replace("-", "_"),
         "flag": kebab(param.name),
         "in": param.location,
-        "min": param.minimum,
-        "max": param.maximum,
+        "type": param.type,
         "help": param.description,
     }
+    if param.type == "integer":
+        entry.update(min=param.minimum, max=param.maximum)
+    elif param.enum:
+        entry["choices"] = list(param.enum)
+    return entry
 
 
 def _field(name: str, schema: dict[str, Any], required: bool, flag: str) -> dict[str, Any]:
     """A body field as an option; one with a default is never required on the command line."""
     kind = schema.get("type")
+    if kind == "array" and schema.get("items", {}).get("type") == "string":
+        kind = "list"  # comma-separated on the command line: --scopes pages:read,pages:write
     return {
         "name": name,
         "flag": flag,
@@ -85,7 +91,7 @@ def _columns(op: Operation) -> list[dict[str, Any]] | None:
     return [
         {"name": name, "format": _column_format(name, schema)}
         for name, schema in properties.items()
-        if schema.get("maxLength", 0) < 1000
+        if (name in op.cli_columns if op.cli_columns else schema.get("maxLength", 0) < 1000)
     ]
 
 
@@ -108,6 +114,7 @@ def command_for(op: Operation) -> dict[str, Any]:
         ],
         "atLeastOneField": body.get("minProperties", 0) >= 1,
         "columns": _columns(op),
+        "done": op.cli_done,
     }
 
 

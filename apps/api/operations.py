@@ -140,6 +140,10 @@ class Operation:
     # kebab-case name would read badly (`{"workspaceName": "name"}` gives --name).
     cli: str | None = None
     cli_flags: dict[str, str] = field(default_factory=dict)
+    # The columns `gatehouse <group> list` shows (default: every short field of the record),
+    # and what the CLI says after an operation that answers 204 ({param} filled in).
+    cli_columns: tuple[str, ...] = ()
+    cli_done: str | None = None
     # False for operations that hand out a secret: secrets never pass through MCP.
     mcp: bool = True
 

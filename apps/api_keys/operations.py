@@ -246,6 +246,7 @@ OPERATIONS = (
         output_name="KeyList",
         output=KEY_LIST,
         params=LIST_PARAMS,
+        cli_columns=("id", "name", "hint", "holderEmail", "scopes", "expiresAt", "state"),
         run=_list_keys,
     ),
     Operation(
@@ -331,6 +332,7 @@ OPERATIONS = (
         params=(KEY_ID,),
         status=204,
         can_be_not_found=True,
+        cli_done="Revoked key {keyId}; it fails from the next request on.",
         run=_revoke_key,
     ),
 )

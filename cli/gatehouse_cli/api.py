@@ -69,6 +69,8 @@ class Api:
             json=body,
             params={k: v for k, v in params.items() if v is not None},
         )
+        if response.status_code == 204:
+            return None
         data = _json_of(response)
         if response.is_success:
             return data
@@ -97,6 +99,8 @@ def _text(value: Any) -> str:
         return "yes" if value else "no"
     if isinstance(value, list):
         return " ".join(str(item) for item in value)
+    if isinstance(value, dict):
+        return "; ".join(f"{label(k).lower()}: {_text(v) or '-'}" for k, v in value.items())
     return "" if value is None else str(value)
 
 

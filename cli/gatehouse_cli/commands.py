@@ -40,7 +40,7 @@ def run_operation(ctx: click.Context, spec: dict[str, Any], values: dict[str, An
     if spec["atLeastOneField"] and not body:
         flags = ", ".join(f"--{field['flag']}" for field in spec["fields"])
         raise CliError(f"Nothing to change: give at least one of {flags}.")
-    sends_body = spec["method"] != "GET"
+    sends_body = spec["method"] in ("POST", "PATCH")
     return api_for(ctx).request(spec["method"], path, body if sends_body else None, **query)
 
 
@@ -59,6 +59,7 @@ def _field_option(field: dict[str, Any]) -> click.Option:
         "string": click.STRING,
         "integer": click.IntRange(min=field.get("min")),
         "json": click.STRING,
+        "list": click.STRING,
     }
     return click.Option(
         [f"--{flag}", name],
@@ -67,6 +68,37 @@ def _field_option(field: dict[str, Any]) -> click.Option:
         default=field.get("default"),
         help=help_text,
     )
+
+
+def _option_type(option: dict[str, Any]) -> Any:
+    if option.get("type", "integer") == "integer":
+        return click.IntRange(option["min"], option["max"])
+    return click.Choice(option["choices"]) if "choices" in option else click.STRING
+
+
+def _field_value(field: dict[str, Any], value: Any) -> Any:
+    """A JSON field's text decoded; a list field's comma-separated items."""
+    if field["type"] == "json":
+        return _json_value(value)
+    if field["type"] == "list":
+        return [item.strip() for item in value.split(",") if item.strip()]
+    return value
+
+
+def _show(ctx: click.Context, spec: dict[str, Any], values: dict[str, Any], data: Any) -> None:
+    if data is None:  # 204: nothing to show but that it is done
+        arguments = {a["name"]: values[dest(a["name"])] for a in spec["arguments"]}
+        click.echo((spec.get("done") or "Done.").format(**arguments))
+    elif spec["columns"] is not None:
+        output(ctx, data, table(data["data"], spec["columns"]))
+        if data.get("next") and not ctx.obj["json"]:
+            more = f"gatehouse {spec['group']} {spec['verb']} --cursor {data['next']}"
+            click.echo(f"More: {more}", err=True)
+    else:
+        output(ctx, data, record_text(data))
+        if isinstance(data, dict) and "secret" in data:
+            # On stderr, so that stdout holds only what a script would keep.
+            click.echo("Store the secret now: it is shown only this once.", err=True)
 
 
 def _params(spec: dict[str, Any]) -> list[click.Parameter]:
@@ -81,7 +113,7 @@ def _params(spec: dict[str, Any]) -> list[click.Parameter]:
     params += [
         click.Option(
             [f"--{option['flag']}", dest(option["name"])],
-            type=click.IntRange(option["min"], option["max"]),
+            type=_option_type(option),
             help=option["help"],
         )
         for option in spec["options"]
@@ -94,13 +126,9 @@ def command_for(spec: dict[str, Any]) -> click.Command:
     def callback(**values: Any) -> None:
         ctx = click.get_current_context()
         for field in spec["fields"]:
-            if field["type"] == "json" and values.get(dest(field["name"])) is not None:
-                values[dest(field["name"])] = _json_value(values[dest(field["name"])])
-        data = run_operation(ctx, spec, values)
-        if spec["columns"] is not None:
-            output(ctx, data, table(data["data"], spec["columns"]))
-        else:
-            output(ctx, data, record_text(data))
+            if values.get(dest(field["name"])) is not None:
+                values[dest(field["name"])] = _field_value(field, values[dest(field["name"])])
+        _show(ctx, spec, values, run_operation(ctx, spec, values))
 
     return click.Command(
         spec["verb"],

@@ -91,3 +91,35 @@ def test_the_mcp_line_the_demo_prints_works_as_printed(live_server, settings):
     assert result.returncode == 0, result.stderr[-2000:]
     names = {tool["name"] for tool in json.loads(result.stdout)["tools"]}
     assert {"get_workspace", "update_workspace", "create_page"} <= names
+
+
+def test_the_inspector_manages_keys_through_the_three_key_tools_and_never_gets_a_secret(
+    live_server,
+):
+    from apps.api.scopes import EVERY_SCOPE
+    from apps.api_keys.models import ApiKey
+
+    manager = make_key(scopes=EVERY_SCOPE, name="Manager")
+    target = make_key(user=manager.key.user, name="Target")
+    listed = inspector(live_server, manager.secret, "--method", "tools/list")
+    names = {tool["name"] for tool in listed["tools"]}
+    assert {"list_keys", "get_key", "revoke_key"} <= names
+    assert not names & {"create_key", "roll_key"}  # they hand out secrets
+
+    keys = inspector(
+        live_server, manager.secret, "--method", "tools/call", "--tool-name", "list_keys"
+    )
+    assert [k["name"] for k in keys["structuredContent"]["data"]] == ["Target", "Manager"]
+    assert "secret" not in json.dumps(keys)
+    revoked = inspector(
+        live_server,
+        manager.secret,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "revoke_key",
+        "--tool-arg",
+        f"keyId={target.key.pk}",
+    )
+    assert revoked["structuredContent"]["state"] == "revoked"
+    assert ApiKey.objects.get(pk=target.key.pk).revoked_at is not None

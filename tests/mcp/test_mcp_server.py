@@ -443,3 +443,19 @@ def test_tools_list_for_a_full_key_is_under_8_kb(live_server):
     assert len(answer.content) < 8 * 1024, len(answer.content)
     timezone = next(t for t in answer.json()["result"]["tools"] if t["name"] == "update_workspace")
     assert "enum" not in timezone["inputSchema"]["properties"]["timezone"]
+
+
+def test_no_tool_hands_out_a_secret_even_when_called_by_name(live_server):
+    from apps.api.scopes import EVERY_SCOPE
+    from apps.api_keys.models import ApiKey
+
+    manager = make_key(scopes=EVERY_SCOPE)
+    assert {"list_keys", "get_key", "revoke_key"} <= run(tool_names(live_server, manager.secret))
+    for name, arguments in (
+        ("create_key", {"name": "x", "scopes": ["pages:read"]}),
+        ("roll_key", {"keyId": manager.key.pk}),
+    ):
+        result = run(call(live_server, manager.secret, name, arguments))
+        assert tool_error(result) == "not-found"
+    assert ApiKey.objects.count() == 1
+    assert ApiKey.objects.get().secret_hash == manager.key.secret_hash  # not rolled

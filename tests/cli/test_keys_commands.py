@@ -1,0 +1,99 @@
+"""`gatehouse keys ...` as a subprocess against a live server."""
+
+import json
+from datetime import timedelta
+
+import pytest
+
+from apps.api.scopes import EVERY_SCOPE
+from apps.api_keys.models import ApiKey
+from tests.factories import make_key, owner_of
+
+from .test_cli import env, run  # noqa: F401 - the fixture
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def manager_env(env, live_server):  # noqa: F811
+    owner = owner_of(email="owner@example.com")
+    manager = make_key(user=owner, scopes=EVERY_SCOPE, name="Manager")
+    env.update(GATEHOUSE_API_KEY=manager.secret, GATEHOUSE_URL=live_server.url)
+    return env
+
+
+def test_keys_create_prints_the_secret_once_on_stdout_only(manager_env):
+    result = run(
+        manager_env,
+        "--json",
+        "keys",
+        "create",
+        "--name",
+        "Deploy",
+        "--scopes",
+        "pages:read,products:read",
+        "--expires-in-days",
+        "30",
+        "--restrictions",
+        '{"networks": ["10.0.0.1"], "rateLimitPerMinute": 60}',
+    )
+    assert result.returncode == 0, result.stderr
+    record = json.loads(result.stdout)
+    assert record["scopes"] == ["pages:read", "products:read"]
+    assert record["restrictions"]["networks"] == ["10.0.0.1/32"]
+    assert record["secret"].startswith("gwk_")
+    assert record["secret"] not in result.stderr
+    assert "shown only this once" not in result.stdout
+    key = ApiKey.objects.get(pk=record["id"])
+    assert key.rate_limit_per_minute == 60
+
+    human = run(manager_env, "keys", "create", "--name", "Other", "--scopes", "pages:read")
+    assert human.returncode == 0, human.stderr
+    assert human.stdout.count("gwk_") == 2  # the secret, and the hint beside it
+    assert "shown only this once" in human.stderr
+
+
+def test_keys_list_show_narrow_roll_and_revoke(manager_env):
+    target = make_key(
+        user=ApiKey.objects.get(name="Manager").user,
+        scopes=["pages:read", "pages:write"],
+        expires_in=timedelta(days=30),  # not outliving the manager's key, which rolls it
+    )
+    listed = run(manager_env, "keys", "list", "--state", "active")
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.splitlines()[0].split()[:3] == ["ID", "NAME", "HINT"]
+    assert target.key.hint in listed.stdout and target.secret not in listed.stdout
+
+    shown = run(manager_env, "keys", "show", str(target.key.pk))
+    assert "Scopes last used" in shown.stdout
+
+    narrowed = run(manager_env, "keys", "narrow", str(target.key.pk), "--scopes", "pages:read")
+    assert narrowed.returncode == 0, narrowed.stderr
+    assert ApiKey.objects.get(pk=target.key.pk).scopes == ["pages:read"]
+    widened = run(manager_env, "keys", "narrow", str(target.key.pk), "--scopes", "pages:write")
+    assert widened.returncode == 1 and "would widen" in widened.stderr
+
+    rolled = run(manager_env, "--json", "keys", "roll", str(target.key.pk))
+    assert rolled.returncode == 0, rolled.stderr
+    assert json.loads(rolled.stdout)["secret"] != target.secret
+
+    revoked = run(manager_env, "keys", "revoke", str(target.key.pk))
+    assert revoked.returncode == 0, revoked.stderr
+    assert revoked.stdout.strip() == (
+        f"Revoked key {target.key.pk}; it fails from the next request on."
+    )
+    assert ApiKey.objects.get(pk=target.key.pk).revoked_at is not None
+    state = run(manager_env, "keys", "list", "--state", "sleeping")
+    assert state.returncode == 2 and "sleeping" in state.stderr  # click names the choices
+
+
+def test_keys_list_points_at_the_next_page(manager_env):
+    owner = ApiKey.objects.get(name="Manager").user
+    for number in range(3):
+        make_key(user=owner, name=f"K{number}")
+    first = run(manager_env, "keys", "list", "--limit", "2")
+    assert "More: gatehouse keys list --cursor " in first.stderr
+    cursor = first.stderr.split("--cursor ")[1].split()[0]
+    second = run(manager_env, "keys", "list", "--limit", "2", "--cursor", cursor)
+    names = [line.split()[1] for line in second.stdout.splitlines()[1:]]
+    assert names == ["K0", "Manager"]
