@@ -6,7 +6,7 @@ from django import forms
 from django.http import QueryDict
 from django.utils import timezone
 
-from apps.api.scopes import ALL_SCOPES, GROUPS, MEMBER_SCOPES
+from apps.api.scopes import ALL_SCOPES, GROUPS, KEY_SCOPES, MEMBER_SCOPES
 from apps.common.validation import InvalidInput, clean_text
 
 from .policy import DESCRIPTION_MAX_LENGTH, EXPIRY_DAY_CHOICES, MAX_LIFETIME, clean_description
@@ -16,7 +16,13 @@ GROUP_DESCRIPTIONS = {
     "products": ("the products the workspace sells", "list them", "create products"),
     "communities": ("communities and their posts", "list them and read posts", "write posts"),
     "pages": ("hosted pages", "list them", "create pages"),
+    "keys": (
+        "the workspace's API keys, over the API",
+        "list them and see their use",
+        "create, roll, narrow and revoke them",
+    ),
 }
+GROUP_LABELS = {"keys": "API keys"}
 # Read and/or Write (docs/product.md §4): "write" is Read & write, "write_only" Write alone.
 ACCESS_CHOICES = [
     ("none", "None"),
@@ -72,6 +78,7 @@ class ApiKeyCreateForm(forms.Form):
         member: bool = False,
         max_days: int = 365,
         allow_no_expiry: bool = True,
+        key_manager: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
@@ -85,8 +92,9 @@ class ApiKeyCreateForm(forms.Form):
             or value == "custom"
             or (value == "never" and allow_no_expiry)
         ]
-        self.groups = ("communities",) if member else GROUPS
-        allowed = MEMBER_SCOPES if member else ALL_SCOPES
+        # Owners and admins may also give a key the keys scopes (docs/product.md §2).
+        self.groups = ("communities",) if member else (*GROUPS, "keys") if key_manager else GROUPS
+        allowed = MEMBER_SCOPES if member else ALL_SCOPES + (KEY_SCOPES if key_manager else ())
         self.allowed_scopes = allowed
         self._choice_field("scopes").choices = [(s, s) for s in allowed]
         for group in self.groups:
@@ -122,7 +130,7 @@ class ApiKeyCreateForm(forms.Form):
             rows.append(
                 {
                     "group": group,
-                    "label": group.capitalize(),
+                    "label": GROUP_LABELS.get(group, group.capitalize()),
                     "what": what,
                     "read": read,
                     "write": write,
@@ -135,9 +143,12 @@ class ApiKeyCreateForm(forms.Form):
         return rows
 
     def apply_preset(self, preset: str) -> None:
-        """The "Read everything" and "Full access" shortcuts, for browsers without JavaScript."""
+        """The "Read everything" and "Full access" shortcuts, for browsers without JavaScript.
+        They cover the resources; managing keys is never part of a shortcut."""
         data = cast(QueryDict, self.data).copy()
         for group in self.groups:
+            if group == "keys":
+                continue
             data[f"access_{group}"] = {"read": "read", "full": "write"}.get(preset, "none")
         self.data = data
 

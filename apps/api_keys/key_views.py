@@ -1,8 +1,10 @@
 """One key's pages: its own page (facts, use, history), rename and describe, narrow, roll and
 revoke. Each page function serves both audiences (`pages.KeyPages`)."""
 
+from typing import Any
+
 from django.contrib import messages
-from django.http import HttpResponse
+from django.http import HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.cache import add_never_cache_headers
 
@@ -11,10 +13,12 @@ from apps.audit.services import request_actor
 from apps.common.validation import InvalidInput
 from apps.workspaces.decorators import WorkspaceRequest
 
+from .choosable import chosen_names
 from .models import ApiKey
 from .narrowing import api_key_narrow
 from .pages import KeyPages, for_both_audiences
 from .refusals import api_key_refusals_last_day
+from .restriction_forms import RestrictionInputs
 from .services import (
     ROLL_GRACE_PERIODS,
     api_key_revoke,
@@ -41,15 +45,25 @@ def _key_page(
 ) -> HttpResponse:
     history = AuditEvent.objects.filter(workspace=request.workspace, key=key)[:KEY_HISTORY_LIMIT]
     unused = key.unused_scopes
+    names = chosen_names(key)
+    unused_objects = {
+        group: [name for object_id, name in names.get(group, []) if object_id in ids]
+        for group, ids in key.unused_objects.items()
+    }
     context = {
         **pages.context(request),
         "key": key,
         "history": history,
         "unused_scopes": unused,
         "used_scopes": [s for s in key.scopes if s not in unused],
+        "chosen_names": names,
+        "unused_objects": {group: found for group, found in unused_objects.items() if found},
+        "restrictions": _narrow_inputs(request, pages, key, None),
         "refusals": api_key_refusals_last_day(key.pk),
         **errors,
     }
+    if errors.get("narrow_error") and request.method == "POST":
+        context["restrictions"] = _narrow_inputs(request, pages, key, request.POST)
     return render(request, "api_keys/key_detail.html", context, status=status)
 
 
@@ -74,18 +88,41 @@ def key_details_page(request: WorkspaceRequest, pages: KeyPages, key_id: int) ->
     return redirect(pages.url_name("detail"), key_id=key.pk)
 
 
+def _narrow_inputs(
+    request: WorkspaceRequest, pages: KeyPages, key: ApiKey, data: QueryDict | None
+) -> RestrictionInputs:
+    return RestrictionInputs(
+        data,
+        workspace_id=key.workspace_id,
+        member_id=key.user_id if key.kind == ApiKey.Kind.MEMBER else None,
+        current=key.restrictions,
+        narrowing=True,
+    )
+
+
 def key_narrow_page(request: WorkspaceRequest, pages: KeyPages, key_id: int) -> HttpResponse:
-    """POST: keep only the ticked permissions, or (`used_only`) those used in 30 days."""
+    """POST: keep only the ticked permissions and tighten the restrictions, or (`used_only`)
+    keep only the permissions and chosen objects used in 30 days."""
     key = _key_or_404(request, pages, key_id)
+    changes: dict[str, Any] | None
     if request.POST.get("used_only"):
         scopes = [s for s in key.scopes if s not in key.unused_scopes]
+        changes = {
+            group: tuple(i for i in key.chosen(group) or () if i not in unused)
+            for group, unused in key.unused_objects.items()
+        }
     else:
         scopes = request.POST.getlist("scopes")
+        inputs = _narrow_inputs(request, pages, key, request.POST)
+        chosen = inputs.clean()
+        if chosen is None:
+            return _key_page(request, pages, key, status=400, narrow_error=inputs.error or "")
+        changes = chosen.as_changes()
     try:
-        api_key_narrow(key=key, scopes=scopes, actor=request_actor(request))
+        api_key_narrow(key=key, scopes=scopes, restrictions=changes, actor=request_actor(request))
     except InvalidInput as error:
         return _key_page(request, pages, key, status=400, narrow_error=error.message)
-    messages.success(request, "Narrowed the key's permissions.")
+    messages.success(request, "Narrowed the key.")
     return redirect(pages.url_name("detail"), key_id=key.pk)
 
 

@@ -201,6 +201,12 @@ class ApiKey(models.Model):
         ]
 
     @property
+    def unused_objects(self) -> dict[str, list[int]]:
+        if self.state != ApiKeyState.ACTIVE:
+            return {}
+        return self.unused_objects_at(timezone.now())
+
+    @property
     def unused_scopes(self) -> list[str]:
         if self.state != ApiKeyState.ACTIVE:
             return []

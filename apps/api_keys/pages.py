@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.http.response import HttpResponseBase
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
@@ -51,6 +52,7 @@ class KeyPages:
         mcp_url = request.build_absolute_uri(reverse("mcp"))
         return {
             "member_pages": self.member,
+            "default_rate_limit": settings.API_RATE_LIMIT_PER_MINUTE,
             "list_url": reverse(self.url_name("list")),
             "create_url": reverse(self.url_name("create")),
             "export_url": reverse(self.url_name("export")),

@@ -12,6 +12,7 @@ from apps.common.validation import InvalidInput
 
 # The groups whose objects a key can be limited to, as the API names them.
 RESOURCE_GROUPS = ("communities", "pages", "products")
+NOUNS = {"communities": "community", "pages": "page", "products": "product"}
 MAX_NETWORKS = 20
 MAX_CHOSEN = 500
 RATE_LIMIT_MIN, RATE_LIMIT_MAX = 1, 100_000
@@ -47,12 +48,24 @@ class Restrictions:
             "rateLimitPerMinute": self.rate_limit_per_minute,
         }
 
+    @classmethod
+    def from_json(cls, value: dict[str, Any]) -> "Restrictions":
+        """Restrictions from the API's `restrictions` object (as audit events store it)."""
+        return cls(
+            **{
+                group: None if value.get(group) is None else tuple(value[group])
+                for group in RESOURCE_GROUPS
+            },
+            networks=tuple(value.get("networks") or ()),
+            rate_limit_per_minute=value.get("rateLimitPerMinute"),
+        )
+
     def summary(self) -> str:
         """As the key list reads it: "3 communities · 2 networks · 60 a minute"; "" for none."""
         parts = []
         for group, ids in self.chosen.items():
             if ids is not None:
-                noun = group if len(ids) != 1 else group.removesuffix("s").replace("ie", "y")
+                noun = group if len(ids) != 1 else NOUNS[group]
                 parts.append(f"{len(ids)} {noun}")
         if self.networks:
             parts.append(f"{len(self.networks)} network{'s' if len(self.networks) != 1 else ''}")
@@ -72,7 +85,7 @@ class Restrictions:
                 return f"it would reach all {group}, and this key is limited to selected {group}"
             extra = sorted(set(mine) - set(bound))
             if extra:
-                return f"{group.removesuffix('s')} {extra[0]} is outside this key's {group}"
+                return f"{NOUNS[group]} {extra[0]} is outside this key's {group}"
         if limit.networks:
             if not self.networks:
                 return "it would allow any network, and this key allows only some"
@@ -87,6 +100,14 @@ class Restrictions:
 
     def updated(self, changes: dict[str, Any]) -> "Restrictions":
         return replace(self, **changes)
+
+    def as_changes(self) -> dict[str, Any]:
+        """Every field, as `updated` and api_key_narrow take them."""
+        return {
+            **self.chosen,
+            "networks": self.networks,
+            "rate_limit_per_minute": self.rate_limit_per_minute,
+        }
 
 
 def network_inside(network: str, allowed: Iterable[str]) -> bool:

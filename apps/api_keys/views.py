@@ -23,8 +23,9 @@ from .forms import ApiKeyCreateForm
 from .models import ApiKey, ApiKeyQuerySet
 from .pages import KeyPages, for_both_audiences
 from .policy import EXPIRY_DAY_CHOICES
+from .restriction_forms import RestrictionInputs
 from .selectors import EXPIRING_WITHIN, KINDS, STATES, KeyFilters, holders
-from .services import api_key_create, api_key_revoke
+from .services import KEY_MANAGER_ROLES, api_key_create, api_key_revoke
 
 KEYS_PER_PAGE = 20
 INVENTORY_COLUMNS = [
@@ -41,6 +42,12 @@ INVENTORY_COLUMNS = [
     "last_used_ip",
     "revoked_at",
     "unused_scopes_30_days",
+    "restrictions",
+    "chosen_communities",
+    "chosen_pages",
+    "chosen_products",
+    "allowed_networks",
+    "rate_limit_per_minute",
 ]
 # Tokens of create forms already used, so a reload or a re-sent form never mints a second key.
 CONSUMED_FORMS_SESSION_KEY = "api_keys_consumed_forms"
@@ -91,6 +98,22 @@ def key_list_page(request: WorkspaceRequest, pages: KeyPages) -> HttpResponse:
     )
 
 
+def _restriction_cells(key: ApiKey) -> list[str]:
+    """A key's restrictions for the CSV: the summary, each group's chosen ids ("all" when the
+    key is not limited in it), the networks and the own rate limit."""
+    restrictions = key.restrictions
+    chosen = [
+        "all" if ids is None else " ".join(map(str, ids)) for ids in restrictions.chosen.values()
+    ]
+    rate = restrictions.rate_limit_per_minute
+    return [
+        restrictions.summary(),
+        *chosen,
+        " ".join(restrictions.networks),
+        "" if rate is None else str(rate),
+    ]
+
+
 def key_export_page(request: WorkspaceRequest, pages: KeyPages) -> StreamingHttpResponse:
     """The filtered inventory as CSV: everything on the list, never a secret or a hash."""
     filters = KeyFilters.from_query(request.GET)
@@ -114,6 +137,7 @@ def key_export_page(request: WorkspaceRequest, pages: KeyPages) -> StreamingHttp
                 key.last_used_ip or "",
                 key.revoked_at.isoformat() if key.revoked_at else "",
                 " ".join(key.unused_scopes_at(now)) if key.state_at(now) == "active" else "",
+                *_restriction_cells(key),
             ]
 
     response = StreamingHttpResponse(csv_lines(rows()), content_type="text/csv; charset=utf-8")
@@ -168,7 +192,14 @@ def key_create_page(request: WorkspaceRequest, pages: KeyPages) -> HttpResponse:
         "member": pages.member,
         "max_days": workspace.key_max_lifetime_days,
         "allow_no_expiry": workspace.key_allow_no_expiry,
+        "key_manager": not pages.member and request.membership.role in KEY_MANAGER_ROLES,
     }
+    restrictions = RestrictionInputs(
+        request.POST if request.method == "POST" else None,
+        workspace_id=workspace.pk,
+        member_id=request.user.pk if pages.member else None,
+    )
+    page = {**pages.context(request), "restrictions": restrictions}
     if request.method == "POST" and request.POST.get("preset"):
         # "Read everything" / "Full access" without JavaScript: fill in, create nothing yet.
         form = ApiKeyCreateForm(request.POST, **form_options)
@@ -176,11 +207,12 @@ def key_create_page(request: WorkspaceRequest, pages: KeyPages) -> HttpResponse:
         return render(
             request,
             "api_keys/key_create.html",
-            {**pages.context(request), "form": form, "hide_errors": True},
+            {**page, "form": form, "hide_errors": True, "restrictions_set": restrictions.any_set},
         )
     if request.method == "POST":
         form = ApiKeyCreateForm(request.POST, **form_options)
-        if form.is_valid():
+        chosen = restrictions.clean()
+        if form.is_valid() and chosen is not None:
             if not _consume_form_token(request, form.cleaned_data["form_token"]):
                 messages.info(
                     request, "That key was already created; its secret is shown only once."
@@ -196,6 +228,7 @@ def key_create_page(request: WorkspaceRequest, pages: KeyPages) -> HttpResponse:
                     expires_at=form.expires_at(),
                     kind=ApiKey.Kind.MEMBER if pages.member else ApiKey.Kind.WORKSPACE,
                     actor=request_actor(request),
+                    restrictions=chosen,
                 )
             except InvalidInput as error:
                 form.add_error(None, error.message)
@@ -210,7 +243,8 @@ def key_create_page(request: WorkspaceRequest, pages: KeyPages) -> HttpResponse:
                 return response
     else:
         form = ApiKeyCreateForm(initial=_create_form_initial(request, pages), **form_options)
-    return render(request, "api_keys/key_create.html", {**pages.context(request), "form": form})
+    page["restrictions_set"] = restrictions.any_set
+    return render(request, "api_keys/key_create.html", {**page, "form": form})
 
 
 key_list, member_key_list = for_both_audiences(key_list_page, ["GET"])

@@ -4,6 +4,7 @@ people read them ("On", "90 days", "Products: read"), for the page and the CSV a
 from typing import Any
 
 from apps.api.scopes import EVERY_SCOPE, summarize_scopes
+from apps.api_keys.restrictions import Restrictions
 from apps.audit.models import AuditEvent
 from apps.workspaces.choices import TRANSCRIPTION_LANGUAGES, VideoQuality
 
@@ -17,6 +18,7 @@ FIELD_LABELS = {
     "key_allow_no_expiry": "“No expiry” offered for new keys",
     "require_two_factor": "Two-factor authentication required",
     "description": "Description",
+    "restrictions": "Restrictions",
 }
 ROLE_LABELS = {"owner": "Owner", "admin": "Admin", "member": "Member"}
 
@@ -31,6 +33,8 @@ def human_value(field: str, value: Any) -> str:
         return "—"
     if isinstance(value, bool):
         return "On" if value else "Off"
+    if field == "restrictions" and isinstance(value, dict):
+        return Restrictions.from_json(value).summary() or "None"
     if isinstance(value, list):
         if all(item in EVERY_SCOPE for item in value):
             return summarize_scopes(value)
@@ -75,6 +79,8 @@ def event_details(event: AuditEvent) -> str:
     parts = []
     if "scopes" in data:
         parts.append(summarize_scopes(data["scopes"]))
+    if isinstance(data.get("restrictions"), dict):
+        parts.append(Restrictions.from_json(data["restrictions"]).summary())
     if "role" in data and "before" not in data:
         parts.append(f"as {human_value('role', data['role']).lower()}")
     if data.get("community"):

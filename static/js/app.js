@@ -129,13 +129,14 @@ document.addEventListener("htmx:afterSwap", (event) => {
   changed.removeAttribute("data-announce");
 });
 
-// The create form's shortcuts set every resource at once without a round trip.
+// The create form's shortcuts set every resource at once without a round trip (managing keys is
+// never part of a shortcut).
 document.addEventListener("click", (event) => {
   const button = event.target.closest("button[name=preset]");
   if (!button) return;
   event.preventDefault();
   const access = { read: "read", full: "write", none: "none" }[button.value];
-  for (const radio of button.form.querySelectorAll(`input[type=radio][name^=access_][value=${access}]`)) {
+  for (const radio of button.form.querySelectorAll(`input[type=radio][name^=access_]:not([name=access_keys])[value=${access}]`)) {
     radio.checked = true;
   }
   announce(`${button.textContent} chosen.`);
@@ -168,3 +169,17 @@ document.addEventListener("input", (event) => {
   if (none) none.hidden = !nothing;
   announce(nothing ? "No time zone matches." : `${shown} time zone${shown === 1 ? "" : "s"} match.`);
 });
+
+// Restrictions: a search box over each list of objects a key can be limited to. Without
+// scripts the box stays hidden and the whole list of checkboxes works as it is.
+for (const search of document.querySelectorAll("input.object-search")) {
+  search.hidden = false;
+  search.addEventListener("input", () => {
+    const list = document.getElementById(search.getAttribute("aria-controls"));
+    const words = search.value.toLowerCase().split(/\s+/).filter(Boolean);
+    for (const label of list.querySelectorAll("label")) {
+      const text = label.textContent.toLowerCase();
+      label.hidden = !(words.every((word) => text.includes(word)) || label.querySelector("input").checked);
+    }
+  });
+}
