@@ -19,6 +19,7 @@ from .narrowing import api_key_narrow
 from .pages import KeyPages, for_both_audiences
 from .refusals import api_key_refusals_last_day
 from .restriction_forms import RestrictionInputs
+from .restrictions import NOUNS
 from .services import (
     ROLL_GRACE_PERIODS,
     api_key_revoke,
@@ -56,7 +57,10 @@ def _key_page(
         "history": history,
         "unused_scopes": unused,
         "used_scopes": [s for s in key.scopes if s not in unused],
-        "chosen_names": names,
+        "reach": [
+            (f"{len(objects)} {group if len(objects) != 1 else NOUNS[group]}", objects)
+            for group, objects in names.items()
+        ],
         "unused_objects": {group: found for group, found in unused_objects.items() if found},
         "restrictions": _narrow_inputs(request, pages, key, None),
         "refusals": api_key_refusals_last_day(key.pk),

@@ -180,3 +180,51 @@ def test_pages_are_readable_on_a_phone(browser, live_server, shoot):
         shoot(page, "11-phone-keys")
     finally:
         context.close()
+
+
+def test_a_key_limited_to_one_community_found_with_the_search_box(page, live_server, shoot):
+    from tests.factories import make_community
+
+    owner = owner_of(email="owner@acme.test")
+    workspace = owner.memberships.get().workspace
+    names = ["Alpha makers", "Beta testers", "Gamma rays", "Delta force"]
+    communities = {name: make_community(workspace, name) for name in names}
+    sign_in(page, "owner@acme.test")
+    page.goto("/integrations/api/new/")
+    page.fill("input[name=name]", "Gamma bot")
+    page.click("label.segment:has(input[name=access_communities][value=read])")
+    page.click("summary:has-text('Restrictions')")
+    page.click("label.segment:has(input[name=limit_communities][value=selected])")
+    search = page.locator("input.object-search[aria-controls=chosen-communities]")
+    expect(search).to_be_visible()  # shown only when scripts run
+    search.fill("gam")
+    visible = page.locator("#chosen-communities label:visible")
+    expect(visible).to_have_count(1)
+    expect(visible).to_have_text("Gamma rays")
+    visible.click()
+    page.fill("textarea[name=networks]", "127.0.0.0/8")
+    shoot(page, "03c-create-key-restricted")
+    page.click("button:has-text('Create key')")
+    secret = page.text_content("[data-testid=new-secret]").strip()
+
+    answer = requests.get(
+        f"{live_server.url}/api/v1/communities",
+        headers={"Authorization": f"Bearer {secret}"},
+        timeout=10,
+    )
+    assert [c["name"] for c in answer.json()["data"]] == ["Gamma rays"]
+    hidden = communities["Alpha makers"].pk
+    assert (
+        requests.get(
+            f"{live_server.url}/api/v1/communities/{hidden}/posts",
+            headers={"Authorization": f"Bearer {secret}"},
+            timeout=10,
+        ).status_code
+        == 404
+    )
+    page.goto("/integrations/api/")
+    expect(page.locator("[data-testid=restriction-summary]")).to_have_text(
+        "1 community · 1 network"
+    )
+    page.click("text=Gamma bot")
+    expect(page.locator("[data-testid=restrictions]")).to_have_text("Only 1 community: Gamma rays")

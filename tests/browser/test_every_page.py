@@ -8,6 +8,7 @@ from datetime import timedelta
 
 import pytest
 
+from apps.api_keys.restrictions import Restrictions
 from apps.audit.services import Actor
 from apps.communities.models import Community
 from apps.invitations.services import invitation_create
@@ -87,8 +88,17 @@ def test_no_page_scrolls_sideways(browser, live_server, shoot, width):
     workspace = owner.memberships.get().workspace
     community = make_community(workspace, "Makers with a rather long community name")
     member_of(community, email="a.member.with.a.long.address@example.com")
+    # Restricted to one community and two networks: its page lists them and the narrow form
+    # shows the restriction controls.
     key = make_key(
-        user=owner, name="Zapier sync for the billing team", expires_in=timedelta(days=3)
+        user=owner,
+        name="Zapier sync for the billing team",
+        expires_in=timedelta(days=3),
+        restrictions=Restrictions(
+            communities=(community.pk,),
+            networks=("2001:db8:1234:5678::/64", "203.0.113.0/24"),
+            rate_limit_per_minute=600,
+        ),
     ).key
     make_key(user=owner, name="CLI on laptop", tag="cli")
     # A teammate with a long address holds a key that was revoked: its page names both.
