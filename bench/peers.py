@@ -1,13 +1,16 @@
 """Gatehouse beside the best-known Django key libraries, in the shared harness's own run.
 
-    python3 bench/peers.py [--keys N]        # needs ../shared/bench and PostgreSQL
+    python3 bench/peers.py [--keys N] [--restricted]   # needs ../shared/bench and PostgreSQL
 
 Serves Gatehouse as that harness asks (gunicorn, 2 sync workers, DEBUG off, PostgreSQL over the
 local socket with persistent connections, rate limiter on with a limit no run reaches), mints a
 key, and runs `../shared/bench/run.sh` with Gatehouse's authenticated GET /api/v1/workspace as
 its extra target, so the report gives Gatehouse's ratio to the bare Django view of the same run.
 With --keys N, N more keys are put in the table first (one INSERT ... SELECT), to show that a
-lookup by the indexed hash does not grow with the table.
+lookup by the indexed hash does not grow with the table. With --restricted the harness runs
+twice against the same server, back to back: first with the plain key, then with a key that
+carries 20 allowed networks (the matching one last) and 50 chosen communities, so each run's
+ratio to its own bare view shows what carrying restrictions costs.
 """
 
 import argparse
@@ -42,6 +45,30 @@ print(ApiKey.objects.count())
 """
 
 
+# Run by `manage.py shell`: 50 communities and a key limited to them and to 20 networks, of
+# which only the last (loopback) matches the benchmark's client.
+RESTRICTED_KEY = """
+from datetime import timedelta
+from django.utils import timezone
+from apps.accounts.models import User
+from apps.api_keys.restrictions import Restrictions
+from apps.api_keys.services import api_key_create
+from apps.communities.models import Community
+user = User.objects.get(email="bench@example.com")
+workspace = user.memberships.get().workspace
+ids = [Community.objects.create(workspace=workspace, name=f"C{n}").pk for n in range(50)]
+networks = tuple(f"10.{n}.0.0/16" for n in range(10)) + tuple(
+    f"2001:db8:{n}::/48" for n in range(9)
+) + ("127.0.0.0/8",)
+created = api_key_create(
+    workspace=workspace, user=user, name="restricted", scopes=["products:read"],
+    expires_at=timezone.now() + timedelta(days=300),
+    restrictions=Restrictions(communities=tuple(ids), networks=networks),
+)
+print(created.secret)
+"""
+
+
 def fresh_bench_database(name: str, database: str) -> tuple[dict, str]:
     """A new PostgreSQL database `database`, migrated, with one workspace and one key; the
     production-like environment that serves it (the local socket and persistent connections,
@@ -68,6 +95,9 @@ def fresh_bench_database(name: str, database: str) -> tuple[dict, str]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--keys", type=int, default=0, help="extra keys in the table first")
+    parser.add_argument(
+        "--restricted", action="store_true", help="then again with a heavily restricted key"
+    )
     args = parser.parse_args()
     if not (SHARED_BENCH / "run.sh").exists():
         print(f"No harness at {SHARED_BENCH}")
@@ -76,14 +106,21 @@ def main() -> int:
     if args.keys:
         total = manage(env, "shell", "-c", FILL_KEYS.replace("COUNT", str(int(args.keys))))
         print(f"{total} keys in the table")
+    runs = [("gatehouse", secret)]
+    if args.restricted:
+        runs.append(("gatehouse-restricted", manage(env, "shell", "-c", RESTRICTED_KEY)))
     with gunicorn(env, workers=2) as (base, _server):
-        harness_env = dict(
-            os.environ,
-            EXTRA_NAME="gatehouse",
-            EXTRA_URL=f"{base}/api/v1/workspace",
-            EXTRA_AUTH_HEADER=f"Authorization: Bearer {secret}",
-        )
-        return subprocess.run(["bash", str(SHARED_BENCH / "run.sh")], env=harness_env).returncode
+        for name, key in runs:
+            harness_env = dict(
+                os.environ,
+                EXTRA_NAME=name,
+                EXTRA_URL=f"{base}/api/v1/workspace",
+                EXTRA_AUTH_HEADER=f"Authorization: Bearer {key}",
+            )
+            run = subprocess.run(["bash", str(SHARED_BENCH / "run.sh")], env=harness_env)
+            if run.returncode:
+                return run.returncode
+    return 0
 
 
 if __name__ == "__main__":

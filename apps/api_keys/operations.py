@@ -29,7 +29,7 @@ from apps.common.validation import InvalidInput
 from .key_schemas import KEY, KEY_CREATE, KEY_DETAIL, KEY_LIST, KEY_NARROW, KEY_ROLL, KEY_SECRET
 from .models import ApiKey, ApiKeyState
 from .narrowing import api_key_narrow, wider_than_key
-from .policy import DEFAULT_LIFETIME, EXPIRY_DAY_CHOICES
+from .policy import DEFAULT_LIFETIME, EXPIRY_DAY_CHOICES, clean_scopes
 from .restrictions import clean_restriction_changes
 from .services import KEY_MANAGER_ROLES, CreatedApiKey, api_key_create, api_key_revoke, api_key_roll
 
@@ -154,9 +154,7 @@ def _create_key(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]
     restrictions = call.key.restrictions.updated(
         clean_restriction_changes(data.get("restrictions", {}))
     )
-    scopes = data["scopes"]
-    if not isinstance(scopes, list) or not all(isinstance(s, str) for s in scopes):
-        raise InvalidInput("scopes", "Scopes must be a list of scope names.")
+    scopes = clean_scopes(data["scopes"])  # unknown names are bad input, not a wider key
     _refuse_wider(
         wider_than_key(call.key, scopes=scopes, restrictions=restrictions, expires_at=expires_at),
         "create",

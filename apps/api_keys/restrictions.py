@@ -4,6 +4,7 @@ ever tightened. One definition of "at least as tight" serves narrowing and minti
 
 import functools
 import ipaddress
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -92,9 +93,13 @@ class Restrictions:
             outside = [n for n in self.networks if not network_inside(n, limit.networks)]
             if outside:
                 return f"network {outside[0]} is outside this key's allowed networks"
-        bound_rate = limit.rate_limit_per_minute or default_rate
-        mine_rate = self.rate_limit_per_minute or default_rate
+        # A default of 0 or less turns limits off: unlimited, above any number.
+        default = default_rate if default_rate > 0 else math.inf
+        bound_rate = limit.rate_limit_per_minute or default
+        mine_rate = self.rate_limit_per_minute or default
         if mine_rate > bound_rate:
+            if mine_rate == math.inf:
+                return f"it would have no rate limit, and this key allows {bound_rate:,} a minute"
             return f"a rate limit of {mine_rate:,} a minute is above this key's {bound_rate:,}"
         return None
 

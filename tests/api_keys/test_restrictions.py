@@ -193,3 +193,13 @@ def test_networks_are_normalised(given, stored):
 def test_bad_networks_are_refused_in_plain_words(given, says):
     with pytest.raises(InvalidInput, match=says.replace(".", r"\.")):
         clean_networks(given)
+
+
+def test_with_limits_off_any_own_rate_limit_is_tighter_and_none_is_not():
+    unlimited = Restrictions()
+    limited = Restrictions(rate_limit_per_minute=60)
+    assert limited.wider_than(unlimited, default_rate=0) is None
+    assert "no rate limit" in unlimited.wider_than(limited, default_rate=0)
+    assert "1,000" in unlimited.wider_than(
+        Restrictions(rate_limit_per_minute=10), default_rate=1000
+    )
