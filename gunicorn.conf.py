@@ -5,3 +5,7 @@ If the access log is turned on (--access-logfile), it logs the path without the 
 """
 
 access_log_format = '%(h)s %(l)s %(u)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(b)s "%(f)s" "%(a)s"'
+
+# The longest request line gunicorn allows (its default is 4094): a GET /api/v1/keys with every
+# filter at its longest stays far below it, and a longer one is refused before Django.
+limit_request_line = 8190

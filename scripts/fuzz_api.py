@@ -5,8 +5,9 @@ file, or DATABASE_URL when set), mints a key holding every scope, and runs every
 check. Exits non-zero on any server error or any response the document does not describe.
 
 The operations that change keys (create, roll, narrow, revoke) run second, with a key of their
-own: the fuzzer's ids reach its own key sooner or later, and a key that rolls or revokes itself
-answers 401 from then on, which would blind the first run to everything else.
+own, and roll, narrow and revoke aim at one decoy key (`scripts/schemathesis.toml` pins their
+keyId to FUZZ_DECOY_KEY_ID): a fuzzer free to pick ids rolls, narrows or revokes its own key
+sooner or later and is answered 401 or 429 from then on, blind to everything else.
 
     .venv/bin/python scripts/fuzz_api.py [--max-examples N]
 """
@@ -41,7 +42,14 @@ def main() -> int:
         )
 
     secret = key("fuzzer", resources + ",keys:read")
+    # The decoy first: it expires before the key that rolls it, so it is no wider than that key.
+    key("decoy", resources)
     keys_secret = key("key fuzzer", resources + ",keys:read,keys:write")
+    env["FUZZ_DECOY_KEY_ID"] = manage(
+        env,
+        *("shell", "-c"),
+        "from apps.api_keys.models import ApiKey; print(ApiKey.objects.get(name='decoy').pk)",
+    )
     manage(env, "createcommunity", "Fuzzers", "--workspace", workspace_id)
     changes_keys = "^(createKey|rollKey|narrowKey|revokeKey)$"
     with gunicorn(env) as (base, _server):

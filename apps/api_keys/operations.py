@@ -159,11 +159,14 @@ def _create_key(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]
         wider_than_key(call.key, scopes=scopes, restrictions=restrictions, expires_at=expires_at),
         "create",
     )
+    description = data.get("description", "")
+    if not isinstance(description, str):
+        raise InvalidInput("description", "description must be a string.")
     created = api_key_create(
         workspace=call.workspace,
         user=call.key.user,
         name=data["name"],
-        description=data.get("description", ""),
+        description=description,
         scopes=scopes,
         expires_at=expires_at,
         restrictions=restrictions,
@@ -201,6 +204,8 @@ def _narrow_key(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]
     data = body_fields(body, KEY_NARROW)
     if not data:
         raise InvalidInput("body", "Give scopes, restrictions or both.")
+    if "scopes" in data and data["scopes"] is None:
+        raise InvalidInput("scopes", "Scopes must be a list of scope names.")
     changes = clean_restriction_changes(data["restrictions"]) if "restrictions" in data else None
     key = api_key_narrow(
         key=_key(call, params), scopes=data.get("scopes"), restrictions=changes, actor=call.actor
@@ -225,8 +230,14 @@ LIST_PARAMS = (
     Param(
         "kind", "query", "Only keys of this kind.", type="string", enum=tuple(ApiKey.Kind.values)
     ),
-    Param("holder", "query", "Only the keys of this holder (an e-mail address).", type="string"),
-    Param("cursor", "query", "The `next` value of the page before.", type="string"),
+    Param(
+        "holder",
+        "query",
+        "Only the keys of this holder (an e-mail address).",
+        type="string",
+        max_length=254,
+    ),
+    Param("cursor", "query", "The `next` value of the page before.", type="string", max_length=64),
     Param("limit", "query", "How many to return: 1 to 100 (default 50).", maximum=100, default=50),
 )
 
