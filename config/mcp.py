@@ -8,24 +8,20 @@ transport, so any app server answers any call and nothing lives between requests
 
 Each request: the same checks as the API (routing, a key in the URL, 401s with
 WWW-Authenticate, the rate limit, the last-use stamp, the body limit), then the SDK's
-Streamable HTTP session manager answers the JSON-RPC message. Tool handlers run the operation
-through `operation_run` in this request's own thread (asgiref's thread-sensitive mode), so they
-use the request's database connection and the same service functions as the API.
+Streamable HTTP session manager answers the JSON-RPC message: one manager and one event loop
+per process, started once (`config/mcp_runtime.py`). Tool handlers run the operation through
+`operation_run` back in this request's own thread, so they use the request's database
+connection and the same service functions as the API.
 """
 
 import json
 import logging
-from collections.abc import MutableMapping
 from typing import Any
 
-import anyio
 import mcp_types as types
-from asgiref.sync import async_to_sync, sync_to_async
-from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 from mcp.server.lowlevel.server import Server
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from apps.api.errors import ApiFailure, api_error
 from apps.api.http import request_body_bytes
@@ -43,6 +39,7 @@ from apps.common.validation import InvalidInput
 
 from .api import operation_run, refuse_query_credentials
 from .mcp_checks import jsonrpc_problem, origin_allowed
+from .mcp_runtime import current_call, mcp_answer
 from .operations import OPERATIONS, OPERATIONS_BY_NAME
 
 logger = logging.getLogger("apps.api")
@@ -176,29 +173,38 @@ def tool_call(
     )
 
 
-def _server_for(key: ApiKey, ip: str | None) -> Server:
-    """An MCP server bound to one request's key: it lists only the tools the key may call."""
-    visible = [tool for name, tool in TOOLS.items() if key_may(key, OPERATIONS_BY_NAME[name].needs)]
+async def _list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+    """Only the tools the request's key may call."""
+    key = current_call.get().key
+    return types.ListToolsResult(
+        tools=[tool for name, tool in TOOLS.items() if key_may(key, OPERATIONS_BY_NAME[name].needs)]
+    )
 
-    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=visible)
 
-    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        # Back in the request's own thread: Django's ORM is synchronous.
-        return await sync_to_async(tool_call, thread_sensitive=True)(
-            key, ip, params.name, params.arguments or {}
-        )
+async def _call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    call = current_call.get()
+    # Back in the request's own thread: Django's ORM is synchronous and per thread.
+    return await call.in_request_thread(
+        tool_call, call.key, call.ip, params.name, params.arguments or {}
+    )
 
+
+def _server() -> Server:
+    """The one MCP server of this process; the request's key reaches its handlers through
+    `mcp_runtime.current_call`."""
     server = Server(
         "gatehouse",
         version="1.0.0",
         title="Gatehouse",
         instructions=INSTRUCTIONS,
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
+        on_list_tools=_list_tools,
+        on_call_tool=_call_tool,
     )
     server.middleware = []  # the SDK's OpenTelemetry span per message: no exporter here
     return server
+
+
+SERVER = _server()
 
 
 def _asgi_scope(request: HttpRequest) -> dict[str, Any]:
@@ -220,43 +226,6 @@ def _asgi_scope(request: HttpRequest) -> dict[str, Any]:
         "client": (request.META.get("REMOTE_ADDR", ""), 0),
         "server": (request.get_host(), 0),
     }
-
-
-async def _serve(
-    server: Server, scope: dict[str, Any], body: bytes
-) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
-    """Answer one HTTP request with the SDK's stateless Streamable HTTP transport."""
-    sent_body = False
-    disconnected = anyio.Event()
-    status = 500
-    headers: list[tuple[bytes, bytes]] = []
-    chunks: list[bytes] = []
-
-    async def receive() -> dict[str, Any]:
-        nonlocal sent_body
-        if not sent_body:
-            sent_body = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        await disconnected.wait()  # the client stays connected until the answer is complete
-        return {"type": "http.disconnect"}
-
-    async def send(message: MutableMapping[str, Any]) -> None:
-        nonlocal status, headers
-        if message["type"] == "http.response.start":
-            status, headers = message["status"], list(message.get("headers", []))
-        elif message["type"] == "http.response.body":
-            chunks.append(message.get("body", b""))
-
-    manager = StreamableHTTPSessionManager(
-        app=server,
-        json_response=True,
-        stateless=True,
-        max_request_body_size=settings.API_MAX_BODY_BYTES,
-    )
-    async with manager.run():
-        await manager.handle_request(scope, receive, send)
-    disconnected.set()
-    return status, headers, b"".join(chunks)
 
 
 @csrf_exempt
@@ -283,8 +252,9 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
         return rate_limit_headers(request, failure.response())
     if (problem := jsonrpc_problem(body)) is not None:
         return rate_limit_headers(request, problem)
-    server = _server_for(key, client_ip(request))
-    status, headers, content = async_to_sync(_serve)(server, _asgi_scope(request), body)
+    status, headers, content = mcp_answer(
+        SERVER, key, client_ip(request), _asgi_scope(request), body
+    )
     response = HttpResponse(content, status=status)
     for name, value in headers:
         if name.lower() not in (b"content-length",):

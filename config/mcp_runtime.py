@@ -1,0 +1,143 @@
+"""One event loop and one MCP session manager per process, reused by every /mcp request.
+
+Starting the SDK's Streamable HTTP session manager on a fresh event loop cost about 4 ms a call
+(asgiref's async_to_sync makes a thread and a loop each time), thirty times what a tool does.
+So each process starts, on its first MCP request, a daemon thread running one asyncio loop, and
+in it one stateless session manager serving one `Server`. A request hands its JSON-RPC message to
+that loop and waits; the per-request facts (the key, the client address) travel in a context
+variable, which the SDK's tasks inherit from the request's coroutine.
+
+Django's ORM is synchronous and per thread, so tool handlers do not run the operation in the
+loop's thread: they submit it to the request's own thread through an asgiref
+`CurrentThreadExecutor`, which the waiting request thread drains. The operation therefore uses the
+request's database connection, exactly as the API does.
+
+A forked worker (gunicorn) does not inherit the loop's thread; the runtime notices the new
+process id and starts its own.
+"""
+
+import asyncio
+import contextvars
+import os
+import threading
+from collections.abc import Callable, MutableMapping
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import anyio
+from asgiref.current_thread_executor import CurrentThreadExecutor
+from django.conf import settings
+from mcp.server.lowlevel.server import Server
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+from apps.api_keys.models import ApiKey
+
+T = TypeVar("T")
+Answer = tuple[int, list[tuple[bytes, bytes]], bytes]
+
+
+@dataclass(frozen=True)
+class McpCall:
+    """What one /mcp request's handlers need: its key, its client address, and the way back to
+    the request's thread."""
+
+    key: ApiKey
+    ip: str | None
+    executor: CurrentThreadExecutor
+
+    async def in_request_thread(self, function: Callable[..., T], *args: Any) -> T:
+        """Run `function(*args)` in the request's own thread and wait for it here."""
+        return await asyncio.wrap_future(self.executor.submit(function, *args))
+
+
+current_call: contextvars.ContextVar[McpCall] = contextvars.ContextVar("mcp_call")
+
+
+class _Runtime:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.pid: int | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.manager: StreamableHTTPSessionManager | None = None
+
+    def started(self, server: Server) -> tuple[asyncio.AbstractEventLoop, Any]:
+        """The process's loop and session manager, started on first use."""
+        if self.pid != os.getpid():
+            with self.lock:
+                if self.pid != os.getpid():
+                    self._start(server)
+                    self.pid = os.getpid()
+        assert self.loop is not None and self.manager is not None
+        return self.loop, self.manager
+
+    def _start(self, server: Server) -> None:
+        loop = asyncio.new_event_loop()
+        threading.Thread(target=loop.run_forever, name="mcp-loop", daemon=True).start()
+        manager = StreamableHTTPSessionManager(
+            app=server,
+            json_response=True,
+            stateless=True,
+            max_request_body_size=settings.API_MAX_BODY_BYTES,
+        )
+        ready = threading.Event()
+
+        async def hold() -> None:
+            async with manager.run():
+                ready.set()
+                await asyncio.Event().wait()  # for the life of the process
+
+        asyncio.run_coroutine_threadsafe(hold(), loop)
+        if not ready.wait(timeout=10):
+            raise RuntimeError("The MCP session manager did not start.")
+        self.loop, self.manager = loop, manager
+
+
+_runtime = _Runtime()
+
+
+def mcp_answer(
+    server: Server, key: ApiKey, ip: str | None, scope: dict[str, Any], body: bytes
+) -> Answer:
+    """Answer one /mcp request with the process's session manager: (status, headers, body).
+
+    This thread waits for the answer while running whatever the tool handlers send back to it.
+    """
+    loop, manager = _runtime.started(server)
+    executor = CurrentThreadExecutor(None)
+
+    async def serve() -> Answer:
+        current_call.set(McpCall(key=key, ip=ip, executor=executor))
+        return await _serve(manager, scope, body)
+
+    future: Future[Answer] = asyncio.run_coroutine_threadsafe(serve(), loop)
+    executor.run_until_future(future)
+    return future.result()
+
+
+async def _serve(manager: Any, scope: dict[str, Any], body: bytes) -> Answer:
+    """Answer one HTTP request with the SDK's stateless Streamable HTTP transport."""
+    sent_body = False
+    disconnected = anyio.Event()
+    status = 500
+    headers: list[tuple[bytes, bytes]] = []
+    chunks: list[bytes] = []
+
+    async def receive() -> dict[str, Any]:
+        nonlocal sent_body
+        if not sent_body:
+            sent_body = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await disconnected.wait()  # the client stays connected until the answer is complete
+        return {"type": "http.disconnect"}
+
+    async def send(message: MutableMapping[str, Any]) -> None:
+        nonlocal status, headers
+        if message["type"] == "http.response.start":
+            status, headers = message["status"], list(message.get("headers", []))
+        elif message["type"] == "http.response.body":
+            chunks.append(message.get("body", b""))
+
+    await manager.handle_request(scope, receive, send)
+    disconnected.set()
+    return status, headers, b"".join(chunks)
