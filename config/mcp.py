@@ -38,8 +38,8 @@ from apps.common.http import client_ip
 from apps.common.validation import InvalidInput
 
 from .api import operation_run, refuse_query_credentials
-from .mcp_checks import jsonrpc_problem, origin_allowed
-from .mcp_runtime import current_call, mcp_answer
+from .mcp_checks import jsonrpc_problem, origin_allowed, single_exchange_version
+from .mcp_runtime import Answer, NeedsTransport, current_call, mcp_answer, mcp_answer_one
 from .operations import OPERATIONS, OPERATIONS_BY_NAME
 
 logger = logging.getLogger("apps.api")
@@ -228,6 +228,20 @@ def _asgi_scope(request: HttpRequest) -> dict[str, Any]:
     }
 
 
+def _answer(request: HttpRequest, key: ApiKey, body: bytes) -> Answer:
+    """The SDK's answer: a plain call through its single-exchange kernel, the rest (and what
+    the kernel refuses) through its whole Streamable HTTP transport."""
+    ip = client_ip(request)
+    plain = single_exchange_version(request, body)
+    if plain is not None:
+        message, version = plain
+        try:
+            return mcp_answer_one(SERVER, key, ip, message, version, dict(request.headers))
+        except NeedsTransport:
+            pass  # refused before any handler ran: the transport words the error
+    return mcp_answer(SERVER, key, ip, _asgi_scope(request), body)
+
+
 @csrf_exempt
 def mcp_endpoint(request: HttpRequest) -> HttpResponse:
     """POST /mcp: one JSON-RPC message in, its JSON answer out (stateless Streamable HTTP)."""
@@ -252,9 +266,7 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
         return rate_limit_headers(request, failure.response())
     if (problem := jsonrpc_problem(body)) is not None:
         return rate_limit_headers(request, problem)
-    status, headers, content = mcp_answer(
-        SERVER, key, client_ip(request), _asgi_scope(request), body
-    )
+    status, headers, content = _answer(request, key, body)
     response = HttpResponse(content, status=status)
     for name, value in headers:
         if name.lower() not in (b"content-length",):

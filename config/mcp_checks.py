@@ -3,6 +3,7 @@ specification's MUST, against DNS rebinding) and the JSON-RPC envelope, refused 
 rather than with the SDK's validation report."""
 
 import json
+from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -61,3 +62,28 @@ def jsonrpc_problem(body: bytes) -> HttpResponse | None:
     return _jsonrpc_error(
         -32600, 'Invalid request: a message needs a "method" (or is a response with an "id").'
     )
+
+
+# What the single-exchange path answers itself; anything else (initialize, notifications,
+# responses, unusual headers) goes through the SDK's whole transport.
+FAST_METHODS = frozenset({"tools/list", "tools/call", "ping"})
+
+
+def single_exchange_version(request: HttpRequest, body: bytes) -> tuple[dict[str, Any], str] | None:
+    """(message, protocol version) when the request is a plain JSON-RPC call the SDK's
+    single-exchange kernel can answer, exactly as its transport would; None otherwise."""
+    from mcp_types import DEFAULT_NEGOTIATED_VERSION
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    accept = request.headers.get("Accept", "")
+    if "application/json" not in accept or "text/event-stream" not in accept:
+        return None
+    if request.content_type != "application/json":
+        return None
+    version = request.headers.get("MCP-Protocol-Version", DEFAULT_NEGOTIATED_VERSION)
+    if version not in HANDSHAKE_PROTOCOL_VERSIONS:
+        return None
+    message = json.loads(body)
+    if message.get("method") not in FAST_METHODS or message.get("id") is None:
+        return None
+    return message, version

@@ -28,8 +28,15 @@ from typing import Any, TypeVar
 import anyio
 from asgiref.current_thread_executor import CurrentThreadExecutor
 from django.conf import settings
+from mcp.server.connection import Connection
 from mcp.server.lowlevel.server import Server
+from mcp.server.runner import serve_one
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.shared.exceptions import MCPError, NoBackChannelError
+from mcp.shared.message import ServerMessageMetadata
+from mcp.shared.transport_context import TransportContext
+from mcp_types import JSONRPCResponse
+from pydantic import ValidationError
 
 from apps.api_keys.models import ApiKey
 
@@ -141,3 +148,72 @@ async def _serve(manager: Any, scope: dict[str, Any], body: bytes) -> Answer:
     await manager.handle_request(scope, receive, send)
     disconnected.set()
     return status, headers, b"".join(chunks)
+
+
+@dataclass
+class _OneExchange:
+    """The dispatch context of one stateless JSON request: no back-channel to the client (the
+    answer is the one JSON-RPC reply), notifications dropped, as the SDK's own stateless entry
+    has it. Structurally the SDK's `DispatchContext`."""
+
+    transport: TransportContext
+    request_id: Any
+    message_metadata: ServerMessageMetadata
+    can_send_request: bool = False
+
+    async def send_raw_request(self, method: str, params: Any, opts: Any = None) -> dict[str, Any]:
+        raise NoBackChannelError(method)
+
+    async def notify(self, method: str, params: Any, opts: Any = None) -> None:
+        return None
+
+    async def progress(self, progress: float, total: Any = None, message: Any = None) -> None:
+        return None
+
+
+class NeedsTransport(Exception):
+    """The SDK rejected the request before any handler ran (unknown method, bad params): the
+    full transport answers it, with exactly the SDK's own error."""
+
+
+def mcp_answer_one(
+    server: Server,
+    key: ApiKey,
+    ip: str | None,
+    message: dict[str, Any],
+    protocol_version: str,
+    headers: dict[str, str],
+) -> Answer:
+    """Answer one JSON-RPC request with the SDK's single-exchange kernel (`serve_one`), the
+    part of the transport that runs the server's handlers, without the transport's streams and
+    tasks around it. Raises NeedsTransport when the SDK refuses the request itself."""
+    loop, manager = _runtime.started(server)
+    executor = CurrentThreadExecutor(None)
+
+    async def one() -> dict[str, Any]:
+        current_call.set(McpCall(key=key, ip=ip, executor=executor))
+        exchange = _OneExchange(
+            transport=TransportContext(
+                kind="streamable-http", can_send_request=False, headers=headers
+            ),
+            request_id=message["id"],
+            message_metadata=ServerMessageMetadata(),
+        )
+        return await serve_one(
+            server,
+            exchange,  # type: ignore[arg-type]
+            message["method"],
+            message.get("params"),
+            connection=Connection.from_envelope(protocol_version, None, None),
+            lifespan_state=manager._lifespan_state,
+        )
+
+    future: Future[dict[str, Any]] = asyncio.run_coroutine_threadsafe(one(), loop)
+    executor.run_until_future(future)
+    try:
+        result = future.result()
+    except (MCPError, ValidationError) as refused:
+        raise NeedsTransport from refused
+    reply = JSONRPCResponse(jsonrpc="2.0", id=message["id"], result=result)
+    body = reply.model_dump_json(by_alias=True, exclude_unset=True).encode()
+    return 200, [(b"content-type", b"application/json")], body

@@ -459,3 +459,45 @@ def test_no_tool_hands_out_a_secret_even_when_called_by_name(live_server):
         assert tool_error(result) == "not-found"
     assert ApiKey.objects.count() == 1
     assert ApiKey.objects.get().secret_hash == manager.key.secret_hash  # not rolled
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {}},
+        {
+            "jsonrpc": "2.0",
+            "id": "call-1",
+            "method": "tools/call",
+            "params": {"name": "get_workspace", "arguments": {}},
+        },
+        {
+            "jsonrpc": "2.0",
+            "id": 8,
+            "method": "tools/call",
+            "params": {"name": "create_product", "arguments": {"name": ""}},
+        },
+        {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"arguments": {}}},
+        {"jsonrpc": "2.0", "id": 10, "method": "ping"},
+    ],
+)
+def test_the_single_exchange_path_answers_exactly_as_the_sdks_transport(
+    live_server, monkeypatch, message
+):
+    """Plain calls skip the transport's streams and tasks (config/mcp_runtime.py); what they
+    answer must not change by a byte of meaning."""
+    import config.mcp as door
+
+    secret = make_key(scopes=["products:read", "products:write"]).secret
+    taken = []
+    one = door.mcp_answer_one
+    monkeypatch.setattr(door, "mcp_answer_one", lambda *a: taken.append(1) or one(*a))
+    fast = raw_post(live_server, secret, message)
+    assert taken  # the single-exchange kernel was asked
+    monkeypatch.setattr(door, "single_exchange_version", lambda request, body: None)
+    full = raw_post(live_server, secret, message)
+    assert (fast.status_code, fast.headers["Content-Type"]) == (
+        full.status_code,
+        full.headers["Content-Type"],
+    )
+    assert fast.json() == full.json()
