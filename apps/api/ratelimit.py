@@ -27,17 +27,27 @@ logger = logging.getLogger("apps.api")
 WINDOW_SECONDS = 60
 LOCAL_BUCKETS_MAX = 100_000
 
-# KEYS[1]: the bucket; ARGV: now, emission interval, window (seconds, as decimal strings).
-# Returns {allowed (1/0), the bucket's arrival time after this request, as a string: Redis
-# would truncate a Lua number to an integer}.
+# KEYS[1]: the bucket; KEYS[2], when given: a client address's block. ARGV: now, emission
+# interval, window (seconds, as decimal strings), and with KEYS[2] the mode: "check" refuses
+# while the block holds, "set" blocks the address when this bucket refuses. Returns {allowed
+# (1/0), the bucket's arrival time after this request, as a string: Redis would truncate a Lua
+# number to an integer}, or {2, seconds left} for a blocked address. One round trip either way.
 _GCRA_SCRIPT = """
 local now = tonumber(ARGV[1])
 local interval = tonumber(ARGV[2])
 local window = tonumber(ARGV[3])
+if KEYS[2] and ARGV[4] == 'check' then
+  local left = redis.call('PTTL', KEYS[2])
+  if left > 0 then return {2, tostring(left / 1000)} end
+end
 local tat = tonumber(redis.call('GET', KEYS[1]) or ARGV[1])
 if tat < now or tat > now + window + interval then tat = now end
 local new_tat = tat + interval
 if new_tat - window > now then
+  if KEYS[2] and ARGV[4] == 'set' then
+    local ms = math.ceil((tat + interval - window - now) * 1000)
+    redis.call('SET', KEYS[2], '1', 'PX', math.max(ms, 1000))
+  end
   return {0, tostring(tat)}
 end
 redis.call('SET', KEYS[1], tostring(new_tat), 'PX', math.ceil((new_tat - now) * 1000) + 1000)
@@ -53,6 +63,7 @@ class RateLimitState:
     remaining: int
     reset_seconds: int  # until the bucket is full again (or, when refused, until the next token)
     retry_after: int | None = None  # set when the request is refused
+    blocked: bool = False  # refused because the client's address is blocked (shared, Redis)
 
     @property
     def refused(self) -> bool:
@@ -113,28 +124,48 @@ def _redis_client() -> Any:
     return cache._cache.get_client(write=True)  # type: ignore[attr-defined]
 
 
-def _take_in_redis(bucket: str, now: float, interval: float) -> tuple[bool, float]:
+def _take_in_redis(
+    bucket: str, now: float, interval: float, block: tuple[str, str] | None
+) -> tuple[int, float]:
     client = _redis_client()
-    allowed, tat = client.eval(
-        _GCRA_SCRIPT, 1, f"gatehouse:ratelimit:{bucket}", repr(now), repr(interval), WINDOW_SECONDS
-    )
-    return bool(int(allowed)), float(tat)
+    keys = [f"gatehouse:ratelimit:{bucket}"]
+    args = [repr(now), repr(interval), WINDOW_SECONDS]
+    if block is not None:
+        keys.append(f"gatehouse:block:{block[0]}")
+        args.append(block[1])
+    outcome, value = client.eval(_GCRA_SCRIPT, len(keys), *keys, *args)
+    return int(outcome), float(value)
 
 
-def rate_limit_take(bucket: str, limit: int, *, now: float | None = None) -> RateLimitState | None:
-    """Take one request from `bucket`, which holds `limit` a minute; None when limits are off."""
+def rate_limit_take(
+    bucket: str,
+    limit: int,
+    *,
+    now: float | None = None,
+    block: tuple[str, str] | None = None,
+) -> RateLimitState | None:
+    """Take one request from `bucket`, which holds `limit` a minute; None when limits are off.
+
+    `block` = (address, "check" or "set"), used only with Redis: "check" refuses the request
+    while the address is blocked on any app server, "set" blocks the address when this bucket
+    refuses. Without Redis the caller keeps its own per-process block.
+    """
     if limit <= 0:
         return None
     now = time.time() if now is None else now
     interval = WINDOW_SECONDS / limit
     if settings.REDIS_URL and redis_health.should_try(now):
         try:
-            allowed, tat = _take_in_redis(bucket, now, interval)
+            outcome, value = _take_in_redis(bucket, now, interval, block)
         except Exception as error:  # any failure of the shared store: serve, count locally
             redis_health.failed(error, now)
             allowed, tat = _local.take(bucket, now, interval)
         else:
             redis_health.recovered()
+            if outcome == 2:
+                seconds = max(1, math.ceil(value))
+                return RateLimitState(limit, 0, seconds, seconds, blocked=True)
+            allowed, tat = bool(outcome), value
     else:
         allowed, tat = _local.take(bucket, now, interval)
     return _state(limit, interval, now, tat, allowed)

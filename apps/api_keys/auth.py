@@ -40,8 +40,11 @@ def bearer_credential(request: HttpRequest) -> str | None:
 class _BlockedAddresses:
     """Client addresses this process refuses for a while after too many failed authentications.
 
-    The failures are counted in the shared rate limiter; the block itself is per process, and it
-    is looked at only while it holds an address, so the hot path pays nothing otherwise.
+    The failures are counted in the shared rate limiter. With Redis the block lives there too
+    (set by the failure that crossed the limit, asked by each key's rate-limit call, so every
+    app server refuses the address at no extra round trip); this per-process copy then only
+    spares a known-blocked address the key lookup. It is looked at only while it holds an
+    address, so the hot path pays nothing otherwise.
     """
 
     def __init__(self) -> None:
@@ -83,7 +86,9 @@ def _count_failed_authentication(request: HttpRequest) -> None:
     """Count a refused credential against the client's address; 429 once it is over the limit."""
     ip = client_ip(request) or "unknown"
     now = time.time()
-    state = rate_limit_take(f"authfail:{ip}", settings.API_AUTH_FAILURES_PER_MINUTE, now=now)
+    state = rate_limit_take(
+        f"authfail:{ip}", settings.API_AUTH_FAILURES_PER_MINUTE, now=now, block=(ip, "set")
+    )
     if state is not None and state.retry_after is not None:  # refused
         blocked_addresses.block(ip, state.retry_after, now)
         raise _too_many_failures(state.retry_after)
@@ -123,9 +128,16 @@ def api_key_from_request(request: HttpRequest) -> ApiKey:
             f"This key accepts requests only from its allowed networks, and "
             f"{client_ip(request) or 'this address'} is not in them.",
         )
+    # With Redis the same call asks whether another app server has blocked this address.
+    ip = (client_ip(request) or "unknown") if settings.REDIS_URL else None
     state = rate_limit_take(
-        f"key:{key.pk}", key.rate_limit_per_minute or settings.API_RATE_LIMIT_PER_MINUTE
+        f"key:{key.pk}",
+        key.rate_limit_per_minute or settings.API_RATE_LIMIT_PER_MINUTE,
+        block=(ip, "check") if ip else None,
     )
+    if state is not None and state.blocked and ip:
+        blocked_addresses.block(ip, state.retry_after or 1, time.time())
+        raise _too_many_failures(state.retry_after or 1)
     request.rate_limit = state  # type: ignore[attr-defined]
     if state is not None and state.refused:
         raise ApiFailure(

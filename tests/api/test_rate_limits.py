@@ -13,6 +13,7 @@ from django.core.cache import caches
 from django.test import override_settings
 
 from apps.api import ratelimit
+from apps.api_keys.auth import blocked_addresses
 from tests.conftest import auth
 from tests.factories import make_key
 
@@ -257,3 +258,26 @@ def test_a_clock_set_back_does_not_lock_a_key_out_in_redis(client, key, settings
     with at(T0):
         assert client.get(URL, **auth(key.secret)).status_code == 200
         assert ratelimit.redis_health.failed_at is None
+
+
+def test_a_blocked_address_is_refused_by_every_app_server_through_redis(
+    client, settings, with_redis
+):
+    settings.API_AUTH_FAILURES_PER_MINUTE = 3
+    good = make_key()
+    attacker = {"REMOTE_ADDR": "198.51.100.77"}
+    with at(T0):
+        codes = [
+            client.get(URL, **auth("gwk_" + "x" * 38), **attacker).status_code for _ in range(4)
+        ]
+        assert codes == [401, 401, 401, 429]
+        # Another app server: nothing in its memory, neither counts nor the block.
+        ratelimit.rate_limit_reset()
+        blocked_addresses.clear()
+        refused = client.get(URL, **auth(good.secret), **attacker)
+        assert refused.status_code == 429
+        assert "failed authentications" in refused.json()["message"]
+        # Redis keeps the block for as long as the failures bucket refuses (its TTL runs on
+        # Redis's own clock, so the test reads it rather than travelling past it).
+        assert 1 <= int(refused["Retry-After"]) <= 60
+        assert client.get(URL, **auth(good.secret), REMOTE_ADDR="203.0.113.5").status_code == 200
