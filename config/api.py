@@ -59,6 +59,7 @@ def http_handler(op: Operation) -> Callable[..., HttpResponse]:
     """The view of one operation for one method."""
 
     def handler(request: HttpRequest, **path_params: str) -> HttpResponse:
+        request.usage_operation = op.name  # type: ignore[attr-defined]
         try:
             refuse_query_credentials(request)
             key = api_key_from_request(request)

@@ -228,10 +228,21 @@ def _asgi_scope(request: HttpRequest) -> dict[str, Any]:
     }
 
 
+def _usage_operation(body: bytes) -> str:
+    """How an MCP request is counted: `mcp:` and the tool it calls, or its method."""
+    message = json.loads(body)
+    method = str(message.get("method", "response"))
+    if method == "tools/call":
+        name = (message.get("params") or {}).get("name")
+        return f"mcp:{name}" if name in TOOLS else "mcp:tools/call"
+    return f"mcp:{method}"
+
+
 def _answer(request: HttpRequest, key: ApiKey, body: bytes) -> Answer:
     """The SDK's answer: a plain call through its single-exchange kernel, the rest (and what
     the kernel refuses) through its whole Streamable HTTP transport."""
     ip = client_ip(request)
+    request.usage_operation = _usage_operation(body)  # type: ignore[attr-defined]
     plain = single_exchange_version(request, body)
     if plain is not None:
         message, version = plain
@@ -245,6 +256,7 @@ def _answer(request: HttpRequest, key: ApiKey, body: bytes) -> Answer:
 @csrf_exempt
 def mcp_endpoint(request: HttpRequest) -> HttpResponse:
     """POST /mcp: one JSON-RPC message in, its JSON answer out (stateless Streamable HTTP)."""
+    request.usage_operation = "mcp"  # type: ignore[attr-defined]
     if request.method != "POST":
         # Stateless: no server-to-client stream (GET) and no session to end (DELETE).
         return api_error(

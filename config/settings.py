@@ -40,6 +40,7 @@ INSTALLED_APPS = [
     "apps.products",
     "apps.communities",
     "apps.pages",
+    "apps.usage",
     "apps.portal",
     "apps.audit",
     "apps.audit_pages",
@@ -231,6 +232,9 @@ MCP_ALLOWED_ORIGINS = env_list("MCP_ALLOWED_ORIGINS", [])
 DEVICE_CODES_PER_MINUTE = env_int("DEVICE_CODES_PER_MINUTE", 10)
 # A key's last use is written at most once in this many seconds, so the hot path stays read-only.
 API_KEY_LAST_USED_INTERVAL_SECONDS = 60
+# Requests leave their counts and stamps in memory; a thread writes them every this many seconds
+# (apps/api/usage.py). 0 writes at the end of every request instead.
+USAGE_FLUSH_SECONDS = env_int("USAGE_FLUSH_SECONDS", 5)
 # The dashboard's address as people reach it, for links in e-mails sent by jobs (no request).
 SITE_URL = os.environ.get("SITE_URL", "http://127.0.0.1:8000").rstrip("/")
 # GitHub secret scanning: its public keys, as JSON (the body of

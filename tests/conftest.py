@@ -2,6 +2,7 @@ import pytest
 from django.core.cache import cache
 
 from apps.api.ratelimit import rate_limit_reset
+from apps.api.usage import usage_reset
 from apps.api_keys.auth import blocked_addresses
 
 from .client import Client
@@ -13,13 +14,16 @@ def _fast_and_isolated(settings):
     # Argon2 is deliberately slow; tests do not need it to be.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.SIGN_UP_MIN_SECONDS = 0  # the sign-up timing test sets its own
+    settings.USAGE_FLUSH_SECONDS = 0  # every request writes its stamps and counts at its end
     cache.clear()
     rate_limit_reset()
     blocked_addresses.clear()
+    usage_reset()
     yield
     cache.clear()
     rate_limit_reset()
     blocked_addresses.clear()
+    usage_reset()
 
 
 @pytest.fixture

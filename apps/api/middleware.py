@@ -10,6 +10,7 @@ and it pays only for what it uses.
 import json
 import logging
 from collections.abc import Callable
+from datetime import UTC, datetime
 
 from django.conf import settings
 from django.core.exceptions import DisallowedHost
@@ -19,6 +20,7 @@ from django.urls import Resolver404, get_resolver
 
 from apps.common.http import client_ip
 
+from . import usage
 from .errors import api_error
 
 logger = logging.getLogger("apps.api")
@@ -91,7 +93,27 @@ class api_front_door:  # noqa: N801 - named like a function middleware, which it
         _security_headers(request, response)
         if response.status_code in REFUSAL_STATUSES:
             _log_refusal(request, response)
+        key_id = getattr(request, "presented_key_id", None)
+        if key_id is not None:
+            count_request(key_id, getattr(request, "usage_operation", ""), response.status_code)
+        usage.request_done()
         return response
+
+
+def outcome_of(status: int) -> str:
+    """How a request is counted: the refusals a key can earn by name, the rest by class."""
+    return str(status) if status in REFUSAL_STATUSES else f"{status // 100}xx"
+
+
+def count_request(key_id: int, operation: str, status: int) -> None:
+    """Count one request of a key in this hour (written by the next usage flush)."""
+    hour = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+    entry = (key_id, hour, operation or "other", outcome_of(status))
+
+    def update(gathered: usage.Gathered) -> None:
+        gathered.counts[entry] += 1
+
+    usage.add(update)
 
 
 def _log_refusal(request: HttpRequest, response: HttpResponse) -> None:

@@ -7,6 +7,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
+from apps.api import usage
 from apps.api.errors import ApiFailure, insufficient_scope
 from apps.api.operations import Needs
 from apps.api.ratelimit import RateLimitState, rate_limit_take
@@ -20,8 +21,8 @@ from .restrictions import address_allowed
 from .verification import (
     KeyRejected,
     api_key_authenticate,
-    api_key_record_scope_use,
-    api_key_record_use,
+    api_key_note_scope_use,
+    api_key_note_use,
 )
 
 
@@ -145,7 +146,9 @@ def api_key_from_request(request: HttpRequest) -> ApiKey:
             f"Too many requests with this key; try again in {state.retry_after} seconds.",
             **state.headers(),
         )
-    api_key_record_use(key, ip=lambda: client_ip(request), now=now)
+    address = client_ip(request)
+    api_key_note_use(key, ip=address, now=now)
+    usage.note_network(key.pk, address, now)
     return key
 
 
@@ -212,4 +215,4 @@ def api_key_authorize(key: ApiKey, needs: Needs) -> None:
                 f"Only a workspace {' or '.join(needs.roles)} may do this, and the key's holder "
                 f"is {'no longer in the workspace' if role is None else 'a workspace ' + role}.",
             )
-    api_key_record_scope_use(key, exercised_scopes(key, needs), now=timezone.now())
+    api_key_note_scope_use(key, exercised_scopes(key, needs), now=timezone.now())

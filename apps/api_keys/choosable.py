@@ -20,7 +20,7 @@ from apps.common.validation import InvalidInput
 
 from .models import RESTRICTED_FIELD, ApiKey
 from .restrictions import Restrictions
-from .verification import api_key_record_object_use
+from .verification import api_key_note_object_use
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,7 @@ def note_reached(key: ApiKey, group: str, ids: list[int]) -> None:
     """Stamp the chosen objects a request reached (at most once a minute each), so the key's
     page can point out a chosen object nobody uses; nothing for a key not limited in `group`."""
     if ids and key.chosen(group) is not None:
-        api_key_record_object_use(key, [f"{group}:{i}" for i in ids], now=timezone.now())
+        api_key_note_object_use(key, [f"{group}:{i}" for i in ids], now=timezone.now())
 
 
 def chosen_names(key: ApiKey) -> dict[str, list[tuple[int, str]]]:

@@ -1,5 +1,6 @@
-"""Verifying a presented secret on every request, and the two stamps a request may leave: the
-key's last use and the scopes it exercised (each written at most once a minute)."""
+"""Verifying a presented secret on every request, and the stamps a request leaves: the key's
+last use, the scopes it exercised and the chosen objects it reached (each written at most once
+a minute, by the usage flush rather than the request: apps/api/usage.py)."""
 
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -9,6 +10,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from apps.api import usage
 from apps.audit.services import Actor, audit_record
 
 from . import tokens
@@ -79,15 +81,75 @@ def _record_stamps(key: ApiKey, field: str, names: list[str], *, now: datetime) 
     return True
 
 
-def api_key_record_scope_use(key: ApiKey, scopes: tuple[str, ...], *, now: datetime) -> bool:
-    """Stamp the scopes a request exercised, each at most once a minute; True when written."""
-    return _record_stamps(key, "scope_last_used", list(scopes), now=now)
+def _note_stamps(key: ApiKey, field: str, names: list[str], now: datetime) -> None:
+    """Queue the stamps of `names` that are due (the key's row says when each was last
+    written) for the next usage flush; nothing is written here."""
+    interval = timedelta(seconds=settings.API_KEY_LAST_USED_INTERVAL_SECONDS)
+    current = getattr(key, field) or {}
+    due = [
+        name
+        for name in names
+        if (used := current.get(name)) is None or now - datetime.fromisoformat(used) >= interval
+    ]
+    if due:
+
+        def update(gathered: usage.Gathered) -> None:
+            for name in due:
+                gathered.stamps[(key.pk, field, name)] = now
+
+        usage.add(update)
 
 
-def api_key_record_object_use(key: ApiKey, names: list[str], *, now: datetime) -> bool:
-    """Stamp the chosen objects a request reached ("communities:12"), each at most once a
-    minute; True when written."""
-    return _record_stamps(key, "object_last_used", names, now=now)
+def api_key_note_scope_use(key: ApiKey, scopes: tuple[str, ...], *, now: datetime) -> None:
+    """Note the scopes a request exercised; written with the next usage flush, at most once a
+    minute each."""
+    _note_stamps(key, "scope_last_used", list(scopes), now)
+
+
+def api_key_note_object_use(key: ApiKey, names: list[str], *, now: datetime) -> None:
+    """Note the chosen objects a request reached ("communities:12"), as the scopes."""
+    _note_stamps(key, "object_last_used", names, now)
+
+
+def api_key_note_use(
+    key: ApiKey, *, ip: str | None | Callable[[], str | None], now: datetime
+) -> None:
+    """Note the key's use for the next usage flush when its stamp is due (the row read by the
+    lookup says when it was last written): the request itself writes nothing."""
+    interval = timedelta(seconds=settings.API_KEY_LAST_USED_INTERVAL_SECONDS)
+    previous = getattr(key, "called_with_previous_secret", False)
+    stamp_due = key.last_used_at is None or now - key.last_used_at >= interval
+    previous_due = previous and (
+        key.previous_secret_last_used_at is None
+        or now - key.previous_secret_last_used_at >= interval
+    )
+    if not (stamp_due or previous_due):
+        return
+    address = ip() if callable(ip) else ip
+
+    def update(gathered: usage.Gathered) -> None:
+        gathered.last_use[key.pk] = (now, address, previous)
+
+    usage.add(update)
+
+
+def api_key_write_use(gathered: usage.Gathered) -> None:
+    """The usage flusher of keys: the last uses, the old secrets' uses and the stamps gathered,
+    each written only when due, as the conditional updates of a request used to."""
+    ids = set(gathered.last_use) | {key_id for key_id, _, _ in gathered.stamps}
+    if not ids:
+        return
+    keys = {k.pk: k for k in ApiKey.objects.filter(pk__in=ids).select_related("workspace", "user")}
+    for key_id, (now, ip, previous) in gathered.last_use.items():
+        if (key := keys.get(key_id)) is not None:
+            key.called_with_previous_secret = previous  # type: ignore[attr-defined]
+            api_key_record_use(key, ip=ip, now=now)
+    by_key: dict[tuple[int, str], dict[str, datetime]] = {}
+    for (key_id, field, name), at in gathered.stamps.items():
+        by_key.setdefault((key_id, field), {})[name] = at
+    for (key_id, field), stamps in by_key.items():
+        if (key := keys.get(key_id)) is not None:
+            _record_stamps(key, field, list(stamps), now=max(stamps.values()))
 
 
 def api_key_find_by_secret(raw: str, *, now: datetime | None = None) -> ApiKey | None:

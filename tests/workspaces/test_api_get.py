@@ -3,6 +3,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from apps.api.usage import usage_flush
 from apps.api_keys.models import ApiKey
 from apps.workspaces.models import Membership
 from tests.conftest import auth
@@ -62,21 +63,26 @@ def test_member_key_cannot_read_the_workspace(client):
 
 
 def test_authenticated_get_is_one_query_when_last_use_is_fresh(
-    client, key, django_assert_num_queries
+    client, key, settings, django_assert_num_queries
 ):
+    settings.USAGE_FLUSH_SECONDS = 3600  # as in production: counts and stamps wait for the flush
     ApiKey.objects.filter(pk=key.key.pk).update(last_used_at=timezone.now())
     with django_assert_num_queries(1):
         assert client.get(URL, **auth(key.secret)).status_code == 200
 
 
-def test_authenticated_get_adds_one_write_when_last_use_is_due(
-    client, key, django_assert_num_queries
+def test_a_due_last_use_is_written_by_the_flush_not_the_request(
+    client, key, settings, django_assert_num_queries
 ):
-    ApiKey.objects.filter(pk=key.key.pk).update(last_used_at=timezone.now() - timedelta(minutes=2))
-    with django_assert_num_queries(2):
-        assert client.get(URL, **auth(key.secret)).status_code == 200
-    with django_assert_num_queries(1):
-        assert client.get(URL, **auth(key.secret)).status_code == 200
+    settings.USAGE_FLUSH_SECONDS = 3600
+    due = timezone.now() - timedelta(minutes=2)
+    ApiKey.objects.filter(pk=key.key.pk).update(last_used_at=due)
+    with django_assert_num_queries(1):  # the lookup, and nothing else
+        assert client.get(URL, **auth(key.secret), REMOTE_ADDR="203.0.113.4").status_code == 200
+    assert ApiKey.objects.get(pk=key.key.pk).last_used_at == due
+    usage_flush()
+    stamped = ApiKey.objects.get(pk=key.key.pk)
+    assert stamped.last_used_at > due and stamped.last_used_ip == "203.0.113.4"
 
 
 def test_use_is_recorded_with_client_ip(client, key, settings):

@@ -1,0 +1,3 @@
+from apps.audit.actions import audit_action
+
+KEY_NEW_NETWORK = audit_action("key.new_network", "Key used from a new network")
