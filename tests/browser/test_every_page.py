@@ -33,6 +33,7 @@ def owner_pages(key_id: int, community_id: int) -> dict[str, str]:
         "settings": "/settings/",
         "team": "/settings/team/",
         "audit": "/audit/",
+        "usage": "/usage/",
         "device": "/device",
         "password": "/account/password/change/",
         "two-factor": "/account/2fa/",
@@ -42,6 +43,32 @@ def owner_pages(key_id: int, community_id: int) -> dict[str, str]:
         "reauthenticate": "/account/reauthenticate/",
         "security-log": "/account/security/",
     }
+
+
+def seed_usage(key) -> None:
+    """A month of requests of every outcome, so the charts and their tables have content."""
+    from django.utils import timezone
+
+    from apps.usage.models import KeyUsageDay, KeyUsageHour
+
+    now = timezone.now().replace(minute=0, second=0, microsecond=0)
+    for age, outcome in [(d, o) for d in range(30) for o in ("2xx", "403", "429")]:
+        count = (age * 37 + len(outcome)) % 90 + (400 if outcome == "2xx" else 0)
+        KeyUsageDay.objects.create(
+            key=key,
+            day=(now - timedelta(days=age)).date(),
+            operation="list_communities",
+            outcome=outcome,
+            count=count,
+        )
+    for age in range(24):
+        KeyUsageHour.objects.create(
+            key=key,
+            hour=now - timedelta(hours=age),
+            operation="get_workspace",
+            outcome="2xx" if age % 5 else "401",
+            count=10 + age * 3,
+        )
 
 
 # Every element, not only the document: a table wider than its card scrolls inside it and hides
@@ -100,6 +127,7 @@ def test_no_page_scrolls_sideways(browser, live_server, shoot, width):
             rate_limit_per_minute=600,
         ),
     ).key
+    seed_usage(key)
     make_key(user=owner, name="CLI on laptop", tag="cli")
     # A teammate with a long address holds a key that was revoked: its page names both.
     from apps.api_keys.services import api_key_revoke

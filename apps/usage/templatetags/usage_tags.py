@@ -1,0 +1,28 @@
+"""`{% key_usage key %}`: a key's charts, for its page in the dashboard and the member portal
+(the key pages live below this app, so they reach it through the template only)."""
+
+from typing import Any
+
+from django import template
+from django.utils import timezone
+
+from ..charts import daily_chart, hourly_chart
+from ..models import KeyNetwork, KeyUsageDay, KeyUsageHour
+
+register = template.Library()
+
+
+@register.inclusion_tag("usage/_key_usage.html")
+def key_usage(key: Any) -> dict[str, Any]:
+    now = timezone.now()
+    return {
+        "daily": daily_chart(
+            KeyUsageDay.objects.filter(key=key),
+            today=now.date(),
+            title="Requests a day, last 30 days",
+        ),
+        "hourly": hourly_chart(
+            KeyUsageHour.objects.filter(key=key), now=now, title="Requests an hour, last 24 hours"
+        ),
+        "networks": KeyNetwork.objects.filter(key=key).order_by("-last_seen")[:10],
+    }
