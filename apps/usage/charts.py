@@ -3,7 +3,7 @@ server-rendered SVG bar charts (no script, no inline style: the CSP holds), each
 of its numbers beside it for screen readers and for copying."""
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
@@ -95,7 +95,7 @@ def _chart(title: str, labelled: list[tuple[str, dict[str, int]]]) -> Chart:
     return Chart(title, bars, present, peak, sum(bar.total for bar in bars))
 
 
-def _by_period(rows: Iterable[dict[str, Any]], field: str) -> dict[Any, dict[str, int]]:
+def _by_period(rows: Iterable[Mapping[str, Any]], field: str) -> dict[Any, dict[str, int]]:
     series: dict[Any, dict[str, int]] = defaultdict(dict)
     for row in rows:
         series[row[field]][row["outcome"]] = row["total"]
