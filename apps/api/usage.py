@@ -118,8 +118,9 @@ def usage_flush() -> None:
 atexit.register(usage_flush)
 
 
-# (key id, network) → when this process last queued it: a network is queued at most every ten
-# minutes per key and process, and the flush decides against the database whether it is new.
+# (key id, address) → when this process last queued its network: queued at most every ten
+# minutes per key and address in a process; the flush decides against the database whether
+# the network is new.
 _networks_queued: dict[tuple[int, str], float] = {}
 NETWORK_REQUEUE_SECONDS = 600
 
@@ -139,17 +140,21 @@ def network_of(address: str) -> str | None:
 
 
 def note_network(key_id: int, address: str | None, now: datetime) -> None:
-    """Queue the network of a key's request for the flush, unless queued lately."""
-    if not address or (network := network_of(address)) is None:
+    """Queue the network of a key's request for the flush, unless this address was queued
+    lately (looked up before any address is parsed: this runs on every request)."""
+    if not address:
         return
-    mark = (key_id, network)
+    seen = (key_id, address)
     moment = time.monotonic()
-    queued = _networks_queued.get(mark)
+    queued = _networks_queued.get(seen)
     if queued is not None and moment - queued < NETWORK_REQUEUE_SECONDS:
+        return
+    if (network := network_of(address)) is None:
         return
     if len(_networks_queued) >= 100_000:
         _networks_queued.clear()
-    _networks_queued[mark] = moment
+    _networks_queued[seen] = moment
+    mark = (key_id, network)
 
     def update(gathered: Gathered) -> None:
         gathered.networks.setdefault(mark, (now, address))

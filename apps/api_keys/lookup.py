@@ -10,7 +10,7 @@ model instances with the same converters the ORM would apply.
 from dataclasses import dataclass
 from typing import Any, cast
 
-from django.db import connections
+from django.db import InterfaceError, OperationalError, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Model
 
@@ -96,6 +96,13 @@ def _prepare(alias: str) -> _Statement:
     )
 
 
+def _fetch(connection: BaseDatabaseWrapper, sql: str, secret_hash: str) -> tuple[Any, ...] | None:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [secret_hash])
+        row: tuple[Any, ...] | None = cursor.fetchone()
+        return row
+
+
 def api_key_with_holder(
     secret_hash: str, *, alias: str = "default", previous: bool = False
 ) -> ApiKey | None:
@@ -107,9 +114,17 @@ def api_key_with_holder(
     if statement is None:
         statement = _statements[alias] = _prepare(alias)
     connection = connections[alias]
-    with connection.cursor() as cursor:
-        cursor.execute(statement.sql_previous if previous else statement.sql, [secret_hash])
-        row = cursor.fetchone()
+    sql = statement.sql_previous if previous else statement.sql
+    try:
+        row = _fetch(connection, sql, secret_hash)
+    except (OperationalError, InterfaceError):
+        # The API skips Django's per-request health check (a `SELECT 1` round trip on every
+        # request: apps/api/middleware.py), so a connection the server dropped is found here:
+        # outside a transaction, reconnect and ask once more.
+        if connection.in_atomic_block:
+            raise
+        connection.close()
+        row = _fetch(connection, sql, secret_hash)
     if row is None:
         return None
     key = cast(ApiKey, statement.key.build(row, alias, connection))

@@ -127,3 +127,43 @@ def test_a_forwarded_address_that_is_not_an_ip_falls_back_to_the_peer(
     assert response.status_code == 200
     created.key.refresh_from_db()
     assert created.key.last_used_ip == recorded
+
+
+def test_an_api_call_skips_djangos_select_1_health_check(client, key, monkeypatch):
+    from django.db import connection
+
+    checks = []
+    monkeypatch.setattr(connection, "is_usable", lambda: checks.append(1) or True)
+    before = connection.health_check_enabled, connection.health_check_done
+    # As a request's start leaves a reused connection when CONN_HEALTH_CHECKS is on.
+    connection.health_check_enabled, connection.health_check_done = True, False
+    try:
+        assert client.get(URL, **auth(key.secret)).status_code == 200
+    finally:
+        connection.health_check_enabled, connection.health_check_done = before
+    assert checks == []  # the lookup was the request's first and only statement
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_connection_the_database_dropped_is_replaced_without_a_failed_call(client):
+    import psycopg
+    from django.conf import settings as django_settings
+    from django.db import connection
+
+    created = make_key()
+    assert client.get(URL, **auth(created.secret)).status_code == 200
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        pid = cursor.fetchone()[0]
+    db = django_settings.DATABASES["default"]
+    with psycopg.connect(
+        host=db["HOST"] or None,
+        port=db["PORT"] or None,
+        user=db["USER"],
+        dbname=db["NAME"],
+        password=db["PASSWORD"] or None,
+        autocommit=True,
+    ) as other:
+        other.execute("SELECT pg_terminate_backend(%s)", [pid])
+    assert client.get(URL, **auth(created.secret)).status_code == 200
