@@ -183,6 +183,8 @@ async def _list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
 
 async def _call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
     call = current_call.get()
+    if call.tool_result is not None:  # run already, in the request's thread (single exchange)
+        return call.tool_result
     # Back in the request's own thread: Django's ORM is synchronous and per thread.
     return await call.in_request_thread(
         tool_call, call.key, call.ip, params.name, params.arguments or {}
@@ -247,7 +249,9 @@ def _answer(request: HttpRequest, key: ApiKey, body: bytes) -> Answer:
     if plain is not None:
         message, version = plain
         try:
-            return mcp_answer_one(SERVER, key, ip, message, version, dict(request.headers))
+            return mcp_answer_one(
+                SERVER, key, ip, message, version, dict(request.headers), tool_call
+            )
         except NeedsTransport:
             pass  # refused before any handler ran: the transport words the error
     return mcp_answer(SERVER, key, ip, _asgi_scope(request), body)

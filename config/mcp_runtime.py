@@ -35,7 +35,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared.exceptions import MCPError, NoBackChannelError
 from mcp.shared.message import ServerMessageMetadata
 from mcp.shared.transport_context import TransportContext
-from mcp_types import JSONRPCResponse
+from mcp_types import CallToolRequestParams, JSONRPCResponse
 from pydantic import ValidationError
 
 from apps.api_keys.models import ApiKey
@@ -51,10 +51,13 @@ class McpCall:
 
     key: ApiKey
     ip: str | None
-    executor: CurrentThreadExecutor
+    executor: CurrentThreadExecutor | None
+    # A tools/call's result, when it was run before the SDK was asked (the single exchange).
+    tool_result: Any = None
 
     async def in_request_thread(self, function: Callable[..., T], *args: Any) -> T:
         """Run `function(*args)` in the request's own thread and wait for it here."""
+        assert self.executor is not None
         return await asyncio.wrap_future(self.executor.submit(function, *args))
 
 
@@ -176,6 +179,18 @@ class NeedsTransport(Exception):
     full transport answers it, with exactly the SDK's own error."""
 
 
+_thread_loops = threading.local()
+
+
+def _thread_loop() -> asyncio.AbstractEventLoop:
+    """This thread's own event loop, reused by its requests; it runs only while a request
+    waits on it, so Django's ORM, used before and after, never sees it running."""
+    loop: asyncio.AbstractEventLoop | None = getattr(_thread_loops, "loop", None)
+    if loop is None or loop.is_closed():
+        loop = _thread_loops.loop = asyncio.new_event_loop()
+    return loop
+
+
 def mcp_answer_one(
     server: Server,
     key: ApiKey,
@@ -183,15 +198,27 @@ def mcp_answer_one(
     message: dict[str, Any],
     protocol_version: str,
     headers: dict[str, str],
+    run_tool: Callable[[ApiKey, str | None, str, dict[str, Any]], Any],
 ) -> Answer:
     """Answer one JSON-RPC request with the SDK's single-exchange kernel (`serve_one`), the
     part of the transport that runs the server's handlers, without the transport's streams and
-    tasks around it. Raises NeedsTransport when the SDK refuses the request itself."""
-    loop, manager = _runtime.started(server)
-    executor = CurrentThreadExecutor(None)
+    tasks around it. Raises NeedsTransport when the SDK refuses the request itself.
+
+    A tools/call's operation runs first, here in the request's thread (its parameters checked
+    with the SDK's own model); the SDK's handler then answers with that result, so the kernel
+    runs on this thread's own loop with no hand-off between threads.
+    """
+    _loop, manager = _runtime.started(server)
+    tool_result = None
+    if message["method"] == "tools/call":
+        try:
+            params = CallToolRequestParams.model_validate(message.get("params") or {})
+        except ValidationError as refused:
+            raise NeedsTransport from refused
+        tool_result = run_tool(key, ip, params.name, params.arguments or {})
 
     async def one() -> dict[str, Any]:
-        current_call.set(McpCall(key=key, ip=ip, executor=executor))
+        current_call.set(McpCall(key=key, ip=ip, executor=None, tool_result=tool_result))
         exchange = _OneExchange(
             transport=TransportContext(
                 kind="streamable-http", can_send_request=False, headers=headers
@@ -208,11 +235,11 @@ def mcp_answer_one(
             lifespan_state=manager._lifespan_state,
         )
 
-    future: Future[dict[str, Any]] = asyncio.run_coroutine_threadsafe(one(), loop)
-    executor.run_until_future(future)
     try:
-        result = future.result()
+        result = _thread_loop().run_until_complete(one())
     except (MCPError, ValidationError) as refused:
+        if tool_result is not None:
+            raise  # the operation ran: never run it twice through the transport
         raise NeedsTransport from refused
     reply = JSONRPCResponse(jsonrpc="2.0", id=message["id"], result=result)
     body = reply.model_dump_json(by_alias=True, exclude_unset=True).encode()

@@ -5,7 +5,6 @@ Runs in the usage flush (apps/api/usage.py), never in a request."""
 import logging
 from collections import Counter
 from datetime import datetime, timedelta
-from typing import Any, cast
 
 from django.db import IntegrityError, connection, transaction
 
@@ -22,19 +21,26 @@ logger = logging.getLogger("apps.api")
 NETWORK_FORGOTTEN_AFTER = timedelta(days=30)
 
 
+BATCH_ROWS = 500  # rows per statement: 2,500 parameters, within SQLite's limit
+
+
 def _add_counts(
     model: type[KeyUsageHour] | type[KeyUsageDay], column: str, rows: list[tuple[object, ...]]
 ) -> None:
-    """Add each row's count to its row of `model`, creating it when missing: one statement per
-    row, each an atomic add, so concurrent flushes of several processes never lose a count."""
+    """Add each row's count to its row of `model`, creating it when missing. Each row is an
+    atomic add, so concurrent flushes of several processes never lose a count; up to 500 rows
+    go in one statement (the rows are distinct: they come from one Counter)."""
     table = connection.ops.quote_name(model._meta.db_table)
-    sql = (
-        f"INSERT INTO {table} (key_id, {column}, operation, outcome, count) "  # noqa: S608
-        f"VALUES (%s, %s, %s, %s, %s) ON CONFLICT (key_id, {column}, operation, outcome) "
-        f"DO UPDATE SET count = {table}.count + excluded.count"
-    )
     with connection.cursor() as cursor:
-        cursor.executemany(sql, cast(Any, rows))
+        for start in range(0, len(rows), BATCH_ROWS):
+            batch = rows[start : start + BATCH_ROWS]
+            values = ", ".join(["(%s, %s, %s, %s, %s)"] * len(batch))
+            cursor.execute(
+                f"INSERT INTO {table} (key_id, {column}, operation, outcome, count) "  # noqa: S608
+                f"VALUES {values} ON CONFLICT (key_id, {column}, operation, outcome) "
+                f"DO UPDATE SET count = {table}.count + excluded.count",
+                [value for row in batch for value in row],  # type: ignore[misc]
+            )
 
 
 def write_counts(counts: Counter[tuple[int, datetime, str, str]]) -> None:
