@@ -24,7 +24,17 @@ def ip_address_or_none(value: str) -> str | None:
 def client_ip(request: HttpRequest) -> str | None:
     """The caller's address: REMOTE_ADDR, or the entry our trusted proxies added to
     X-Forwarded-For. Entries further left were written by the client and are not trusted; an
-    entry that is not an IP address is ignored, and the peer's address is used instead."""
+    entry that is not an IP address is ignored, and the peer's address is used instead.
+    Worked out once per request."""
+    meta = request.META
+    known = meta.get("gatehouse.client_ip", meta)  # META itself: not worked out yet
+    if known is not meta:
+        return known
+    meta["gatehouse.client_ip"] = address = _client_ip(request)
+    return address
+
+
+def _client_ip(request: HttpRequest) -> str | None:
     peer = ip_address_or_none(request.META.get("REMOTE_ADDR", ""))
     proxies = settings.TRUSTED_PROXY_COUNT
     if proxies > 0:

@@ -29,6 +29,12 @@ def test_the_lookup_builds_the_same_key_workspace_and_user_as_the_orm(django_ass
     assert model_to_dict(found.workspace) == model_to_dict(expected.workspace)
     assert found.user.email == expected.user.email and found.user.pk == expected.user.pk
     assert not found._state.adding and found._state.db == "default"
+    for instance, orm in ((found, expected), (found.workspace, expected.workspace)):
+        for field in type(instance)._meta.concrete_fields:
+            assert getattr(instance, field.attname) == getattr(orm, field.attname), field.name
+    found.name = "Renamed through the built instance"
+    found.save(update_fields=["name"])  # an instance the ORM can save, as from_db's would be
+    assert ApiKey.objects.get(pk=created.key.pk).name == "Renamed through the built instance"
 
 
 def test_an_unknown_hash_is_none():
