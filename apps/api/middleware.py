@@ -7,6 +7,7 @@ in MIDDLEWARE, resolves the URL itself and calls the view: a request on this pat
 and it pays only for what it uses.
 """
 
+import functools
 import json
 import logging
 from collections.abc import Callable
@@ -17,7 +18,7 @@ from django.core.exceptions import DisallowedHost
 from django.db import connection
 from django.dispatch import Signal
 from django.http import HttpRequest, HttpResponse
-from django.urls import Resolver404, get_resolver
+from django.urls import Resolver404, ResolverMatch, get_resolver
 
 from apps.common.http import client_ip
 
@@ -42,6 +43,14 @@ REASON_BY_STATUS = {
 }
 
 
+@functools.lru_cache(maxsize=4096)
+def _resolve(path: str, urlconf: str) -> ResolverMatch:
+    """The URL resolver's match for `path` under `urlconf`, kept: the same path resolves the
+    same way for the life of the process, and most API calls ask for the same few paths
+    (misses raise, and are not kept)."""
+    return get_resolver(urlconf).resolve(path)
+
+
 def is_api_path(path: str) -> bool:
     return path.startswith(API_PREFIX) or path == MCP_PATH
 
@@ -57,7 +66,7 @@ def _answer(request: HttpRequest) -> HttpResponse:
         # A redirect would come too late: the key has already crossed the network in clear.
         return api_error("https-required")
     try:
-        match = get_resolver().resolve(request.path_info)
+        match = _resolve(request.path_info, settings.ROOT_URLCONF)
     except Resolver404:
         return api_error("not-found", f"There is no API endpoint at {request.path}.")
     request.resolver_match = match
