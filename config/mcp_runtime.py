@@ -1,11 +1,18 @@
-"""One event loop and one MCP session manager per process, reused by every /mcp request.
+"""How /mcp runs the official SDK without paying for a session manager and a loop per call.
 
 Starting the SDK's Streamable HTTP session manager on a fresh event loop cost about 4 ms a call
 (asgiref's async_to_sync makes a thread and a loop each time), thirty times what a tool does.
-So each process starts, on its first MCP request, a daemon thread running one asyncio loop, and
-in it one stateless session manager serving one `Server`. A request hands its JSON-RPC message to
-that loop and waits; the per-request facts (the key, the client address) travel in a context
-variable, which the SDK's tasks inherit from the request's coroutine.
+
+- Plain calls (`tools/list`, `tools/call`, `ping`): `mcp_answer_one` hands the message to the
+  SDK's single-exchange kernel (`serve_one`, what its transport runs for each message) on the
+  request thread's own event loop, kept between requests. A tools/call's operation runs first,
+  in the request's thread, and the SDK's handler answers with its result.
+- Everything else (`initialize`, notifications, what the kernel refuses): `mcp_answer` gives it
+  to the SDK's whole transport. Each process starts, on its first MCP request, a daemon thread
+  running one asyncio loop, and in it one stateless session manager serving one `Server`. The
+  request hands its message to that loop and waits. The per-request facts (the key, the client
+  address) travel in a context variable, which the SDK's tasks inherit from the request's
+  coroutine.
 
 Django's ORM is synchronous and per thread, so tool handlers do not run the operation in the
 loop's thread: they submit it to the request's own thread through an asgiref

@@ -38,7 +38,7 @@ def test_a_keys_page_charts_its_requests_by_day_and_hour(client, owner):
     assert table_total(page, "Requests a day, last 30 days") == "9"
     assert table_total(page, "Requests an hour, last 24 hours") == "9"
     assert page.count('class="seg seg--2xx"') == 2 and page.count('class="seg seg--403"') == 2
-    assert '<th scope="col">Refused: permission</th>' in page
+    assert '<th scope="col"><abbr title="Refused: permission">403</abbr></th>' in page
     assert "<td>7</td><td>2</td><td>9</td>" in page  # the table behind the daily chart
     other = make_key(user=owner, name="Quiet")
     quiet = client.get(f"/integrations/api/keys/{other.key.pk}/").content.decode()
