@@ -98,6 +98,10 @@ DATABASES = {
         conn_health_checks=env_bool("DATABASE_CONN_HEALTH_CHECKS", True),
     )
 }
+# The key lookup runs as a prepared statement on PostgreSQL (planned once per connection). Turn
+# this off behind a transaction-pooling PgBouncer older than 1.21, which cannot keep prepared
+# statements.
+DATABASE_PREPARED_LOOKUP = env_bool("DATABASE_PREPARED_LOOKUP", True)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # The embedded default serves concurrent readers and writers without "database is locked":
     # WAL lets readers run beside the one writer, IMMEDIATE transactions take the write lock at

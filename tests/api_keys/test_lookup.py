@@ -40,3 +40,18 @@ def test_the_lookup_builds_the_same_key_workspace_and_user_as_the_orm(django_ass
 def test_an_unknown_hash_is_none():
     make_key()
     assert api_key_with_holder(tokens.hash_secret("gwk_" + "a" * 38)) is None
+
+
+@pytest.mark.postgres
+def test_on_postgresql_the_lookup_is_planned_once_per_connection(settings):
+    from django.db import connection
+
+    created = make_key()
+    for _ in range(3):
+        assert api_key_with_holder(tokens.hash_secret(created.secret)).pk == created.key.pk
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        prepared = [row[0] for row in cursor.fetchall()]
+    assert len([s for s in prepared if "secret_hash" in s and "JOIN" in s]) == 1, prepared
+    settings.DATABASE_PREPARED_LOOKUP = False  # behind an old transaction-pooling PgBouncer
+    assert api_key_with_holder(tokens.hash_secret(created.secret)).pk == created.key.pk
