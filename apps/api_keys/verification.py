@@ -15,6 +15,7 @@ from apps.audit.services import Actor, audit_record
 
 from . import tokens
 from .audit_actions import KEY_FIRST_USED
+from .batch_stamps import stamp_last_uses
 from .lookup import api_key_with_holder
 from .models import ApiKey
 
@@ -140,10 +141,17 @@ def api_key_write_use(gathered: usage.Gathered) -> None:
     if not ids:
         return
     keys = {k.pk: k for k in ApiKey.objects.filter(pk__in=ids).select_related("workspace", "user")}
+    routine = []  # keys used before, by their current secret: one statement for all of them
     for key_id, (now, ip, previous) in gathered.last_use.items():
-        if (key := keys.get(key_id)) is not None:
+        if (key := keys.get(key_id)) is None:
+            continue
+        if key.last_used_at is not None and not previous:
+            routine.append((key_id, now, ip))
+        else:  # a first use (audited) or the old secret of a rolling key
             key.called_with_previous_secret = previous  # type: ignore[attr-defined]
             api_key_record_use(key, ip=ip, now=now)
+    if routine:
+        stamp_last_uses(routine)
     by_key: dict[tuple[int, str], dict[str, datetime]] = {}
     for (key_id, field, name), at in gathered.stamps.items():
         by_key.setdefault((key_id, field), {})[name] = at

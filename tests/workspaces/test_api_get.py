@@ -167,3 +167,30 @@ def test_a_connection_the_database_dropped_is_replaced_without_a_failed_call(cli
     ) as other:
         other.execute("SELECT pg_terminate_backend(%s)", [pid])
     assert client.get(URL, **auth(created.secret)).status_code == 200
+
+
+def test_one_flush_stamps_many_keys_at_once_and_only_the_due_ones(
+    client, settings, django_assert_num_queries
+):
+    settings.USAGE_FLUSH_SECONDS = 3600
+    now = timezone.now()
+    due = [make_key(name=f"Due {n}").key for n in range(3)]
+    fresh = make_key(name="Fresh").key
+    ApiKey.objects.filter(pk__in=[k.pk for k in due]).update(
+        last_used_at=now - timedelta(minutes=5), last_used_ip="192.0.2.1"
+    )
+    ApiKey.objects.filter(pk=fresh.pk).update(
+        last_used_at=now - timedelta(seconds=20), last_used_ip="192.0.2.1"
+    )
+    from apps.api.usage import add
+
+    def queue(gathered):
+        for key in [*due, fresh]:
+            gathered.last_use[key.pk] = (now, "198.51.100.9", False)
+
+    add(queue)
+    with django_assert_num_queries(2):  # the keys, then one UPDATE for all of them
+        usage_flush()
+    stamped = {k.name: (k.last_used_at, k.last_used_ip) for k in ApiKey.objects.all()}
+    assert all(stamped[f"Due {n}"] == (now, "198.51.100.9") for n in range(3))
+    assert stamped["Fresh"][1] == "192.0.2.1"  # written 20 seconds ago: not due
