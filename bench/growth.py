@@ -8,7 +8,9 @@ interleaved, in three set-ups:
 
 - one key: the same key on every request (its last-use stamp is written once a minute);
 - 10,000 keys in rotation: a wrk Lua script sends them in turn, so each key is seen about once
-  a minute or less and nearly every request also writes its last-use stamp;
+  a minute or less and its last-use stamp is due each time;
+- the one key through the same Lua script, so that wrk's own cost is the same as in the
+  rotation (wrk runs on the same two cores);
 - the one key again, after `--table-keys` more keys are put in the table.
 
 For each: req/s, p50 and p99 latency (medians over the rounds) and the SQL statements per
@@ -115,9 +117,20 @@ def main() -> int:
     manage(env, "shell", "-c", code)
     lua = tmp / "rotation.lua"
     lua.write_text(ROTATION_LUA % {"path": keys_file})
+    # The same script over a file of one key: wrk then spends on each request what it spends
+    # in the rotation (its Lua request() takes CPU from the same two cores as the server).
+    one_file = tmp / "one.txt"
+    one_file.write_text(secret + "\n")
+    one_lua = tmp / "one.lua"
+    one_lua.write_text(ROTATION_LUA % {"path": one_file})
     header = f"Authorization: Bearer {secret}"
+    scripts = {"one key, the same script": str(one_lua), "10,000 keys in rotation": str(lua)}
 
-    results: dict[str, list[dict[str, float]]] = {"one key": [], "10,000 keys in rotation": []}
+    results: dict[str, list[dict[str, float]]] = {
+        "one key": [],
+        "one key, the same script": [],
+        "10,000 keys in rotation": [],
+    }
     with gunicorn(env, workers=2) as (base, _server):
         url = f"{base}/api/v1/workspace"
         wrk(url, 3, 16, header)  # warm-up
@@ -128,7 +141,7 @@ def main() -> int:
                 if name == "one key":
                     results[name].append(measure(url, args.seconds, header, None))
                 else:
-                    results[name].append(measure(url, args.seconds, None, str(lua)))
+                    results[name].append(measure(url, args.seconds, None, scripts[name]))
                 print(f"round {round_number + 1}: {name}: {results[name][-1]}", flush=True)
     if args.table_keys:
         total = manage(env, "shell", "-c", FILL_KEYS.replace("COUNT", str(args.table_keys)))
@@ -151,6 +164,13 @@ def main() -> int:
         print(
             f"| {name} | {median('rps'):.0f} | {median('p50'):.2f} | {median('p99'):.2f} "
             f"| {median('queries'):.2f} |"
+        )
+    rotation = results["10,000 keys in rotation"]
+    for name in ("one key", "one key, the same script"):
+        ratios = [r["rps"] / o["rps"] for r, o in zip(rotation, results[name], strict=True)]
+        print(
+            f"10,000 keys ÷ {name}: median {statistics.median(ratios):.2f} "
+            f"(rounds {', '.join(f'{x:.2f}' for x in ratios)})"
         )
     return 0
 
