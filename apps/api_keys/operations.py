@@ -5,14 +5,11 @@ is audited with the calling key as its actor. Create and roll hand out a secret,
 MCP tools.
 """
 
-import base64
-import binascii
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.utils import timezone
-from django.utils.dateparse import parse_datetime
 
 from apps.api.errors import ApiFailure, insufficient_scope
 from apps.api.http import iso_time
@@ -26,51 +23,13 @@ from apps.api.operations import (
 )
 from apps.common.validation import InvalidInput
 
+from .key_records import decode_cursor, encode_cursor, expiry_of, key_to_json, with_secret
 from .key_schemas import KEY, KEY_CREATE, KEY_DETAIL, KEY_LIST, KEY_NARROW, KEY_ROLL, KEY_SECRET
 from .models import ApiKey, ApiKeyState
 from .narrowing import api_key_narrow, wider_than_key
-from .policy import DEFAULT_LIFETIME, EXPIRY_DAY_CHOICES, clean_scopes
+from .policy import clean_scopes
 from .restrictions import clean_restriction_changes
-from .services import KEY_MANAGER_ROLES, CreatedApiKey, api_key_create, api_key_revoke, api_key_roll
-
-
-def key_to_json(key: ApiKey) -> dict[str, Any]:
-    """A key's API record: metadata only, never a secret or its hash."""
-    return {
-        "id": key.pk,
-        "name": key.name,
-        "description": key.description,
-        "hint": key.hint,
-        "kind": key.kind,
-        "tag": key.tag or None,
-        "holderEmail": key.user.email,
-        "scopes": sorted(key.scopes),
-        "restrictions": key.restrictions.as_json(),
-        "createdAt": iso_time(key.created_at),
-        "expiresAt": iso_time(key.expires_at) if key.expires_at else None,
-        "lastUsedAt": iso_time(key.last_used_at) if key.last_used_at else None,
-        "lastUsedIp": key.last_used_ip,
-        "state": key.state,
-    }
-
-
-def _with_secret(created: CreatedApiKey) -> dict[str, Any]:
-    return {**key_to_json(created.key), "secret": created.secret}
-
-
-def _encode_cursor(key_id: int) -> str:
-    return base64.urlsafe_b64encode(f"before:{key_id}".encode()).decode().rstrip("=")
-
-
-def _decode_cursor(cursor: str) -> int:
-    try:
-        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-    except (binascii.Error, UnicodeDecodeError, ValueError):
-        text = ""
-    prefix, _, number = text.partition(":")
-    if prefix != "before" or not number.isascii() or not number.isdigit():
-        raise InvalidInput("cursor", "cursor must be the `next` value of an earlier page.")
-    return int(number)
+from .services import KEY_MANAGER_ROLES, api_key_create, api_key_revoke, api_key_roll
 
 
 def _list_keys(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]:
@@ -84,13 +43,13 @@ def _list_keys(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]:
     if "holder" in params:
         keys = keys.filter(user__email__iexact=params["holder"])
     if "cursor" in params:
-        keys = keys.filter(pk__lt=_decode_cursor(params["cursor"]))
+        keys = keys.filter(pk__lt=decode_cursor(params["cursor"]))
     page = list(keys[: params["limit"] + 1])
     more = len(page) > params["limit"]
     page = page[: params["limit"]]
     return {
         "data": [key_to_json(key) for key in page],
-        "next": _encode_cursor(page[-1].pk) if more else None,
+        "next": encode_cursor(page[-1].pk) if more else None,
     }
 
 
@@ -121,36 +80,10 @@ def _refuse_wider(problem: str | None, what: str) -> None:
         )
 
 
-def _expiry(call: Call, data: dict[str, Any], now: datetime) -> datetime | None:
-    """The new key's expiry from one of expiresInDays, expiresAt, noExpiry; none given: the
-    default lifetime, or the calling key's own end when that comes sooner."""
-    given = [name for name in ("expiresInDays", "expiresAt", "noExpiry") if name in data]
-    if len(given) > 1:
-        raise InvalidInput(given[1], f"Give only one of {', '.join(given)}.")
-    if not given:
-        default = now + DEFAULT_LIFETIME
-        caller_end = call.key.expires_at
-        return min(default, caller_end) if caller_end else default
-    if given[0] == "noExpiry":
-        if data["noExpiry"] is not True:
-            raise InvalidInput("noExpiry", "noExpiry must be true when given.")
-        return None
-    if given[0] == "expiresInDays":
-        days = data["expiresInDays"]
-        if isinstance(days, bool) or days not in EXPIRY_DAY_CHOICES:
-            choices = ", ".join(map(str, EXPIRY_DAY_CHOICES))
-            raise InvalidInput("expiresInDays", f"expiresInDays must be one of {choices}.")
-        return now + timedelta(days=days)
-    moment = parse_datetime(data["expiresAt"]) if isinstance(data["expiresAt"], str) else None
-    if moment is None or timezone.is_naive(moment):
-        raise InvalidInput("expiresAt", "expiresAt must be a date-time with a time zone.")
-    return moment
-
-
 def _create_key(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]:
     data = body_fields(body, KEY_CREATE)
     now = timezone.now()
-    expires_at = _expiry(call, data, now)
+    expires_at = expiry_of(data, call.key, now)
     restrictions = call.key.restrictions.updated(
         clean_restriction_changes(data.get("restrictions", {}))
     )
@@ -172,7 +105,7 @@ def _create_key(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]
         restrictions=restrictions,
         actor=call.actor,
     )
-    return _with_secret(created)
+    return with_secret(created)
 
 
 def _roll_key(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]:
@@ -197,7 +130,7 @@ def _roll_key(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]:
         created = api_key_roll(key=key, grace=timedelta(seconds=seconds), actor=call.actor)
     except PermissionDenied as denied:  # the holder check, made again under the row lock
         raise ApiFailure("insufficient-role", str(denied)) from None
-    return _with_secret(created)
+    return with_secret(created)
 
 
 def _narrow_key(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]:

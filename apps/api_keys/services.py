@@ -62,6 +62,27 @@ def _clean_expiry(
     return expires_at
 
 
+def _check_grants(
+    workspace: Workspace, user: User, kind: str, scopes: list[str], restrictions: Restrictions
+) -> None:
+    """InvalidInput unless `user` may hold the keys scopes asked for (owners and admins only)
+    and every chosen object is one the key could reach."""
+    if (
+        set(scopes) & set(KEY_SCOPES)
+        and not Membership.objects.filter(
+            workspace=workspace, user=user, role__in=KEY_MANAGER_ROLES
+        ).exists()
+    ):
+        raise InvalidInput(
+            "scopes", "Only workspace owners and admins can hold keys:read or keys:write."
+        )
+    check_chosen_exist(
+        restrictions,
+        workspace_id=workspace.pk,
+        member_id=user.pk if kind == ApiKey.Kind.MEMBER else None,
+    )
+
+
 def api_key_create(
     *,
     workspace: Workspace,
@@ -80,31 +101,17 @@ def api_key_create(
 
     `expires_at=None` means no expiry. A CLI-tagged key always lives exactly 90 days, so
     `expires_at` must be None for it; `installation_id` names the CLI installation that logged
-    in (one live key each, which the database enforces). `restrictions` limit it further; chosen
-    objects must exist in the workspace (for a member key: be the member's communities).
-    Raises InvalidInput for a bad name, scopes, expiry or restriction. The audit event names
-    `actor` (the user themself when not given), never the secret.
+    in (one live key each, which the database enforces). `restrictions` limit it further.
+    Raises InvalidInput for a bad name, scopes, expiry or restriction (see _check_grants).
+    The audit event names `actor` (the user themself when not given), never the secret.
     """
     now = timezone.now()
     name = clean_text(name, "name", max_length=100)
     description = clean_description(description)
     scopes = clean_scopes(scopes, kind=kind)
-    if (
-        set(scopes) & set(KEY_SCOPES)
-        and not Membership.objects.filter(
-            workspace=workspace, user=user, role__in=KEY_MANAGER_ROLES
-        ).exists()
-    ):
-        raise InvalidInput(
-            "scopes", "Only workspace owners and admins can hold keys:read or keys:write."
-        )
     expires_at = _clean_expiry(workspace, expires_at, tag=tag, now=now)
     restrictions = restrictions or Restrictions()
-    check_chosen_exist(
-        restrictions,
-        workspace_id=workspace.pk,
-        member_id=user.pk if kind == ApiKey.Kind.MEMBER else None,
-    )
+    _check_grants(workspace, user, kind, scopes, restrictions)
     secret = tokens.generate_secret(kind)
     with transaction.atomic():
         key = ApiKey(

@@ -1,0 +1,82 @@
+"""The API keys group's records and inputs: a key as JSON, opaque page cursors, and the expiry a
+create body asks for (docs/product.md §3.6)."""
+
+import base64
+import binascii
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from apps.api.http import iso_time
+from apps.common.validation import InvalidInput
+
+from .models import ApiKey
+from .policy import DEFAULT_LIFETIME, EXPIRY_DAY_CHOICES
+from .services import CreatedApiKey
+
+
+def key_to_json(key: ApiKey) -> dict[str, Any]:
+    """A key's API record: metadata only, never a secret or its hash."""
+    return {
+        "id": key.pk,
+        "name": key.name,
+        "description": key.description,
+        "hint": key.hint,
+        "kind": key.kind,
+        "tag": key.tag or None,
+        "holderEmail": key.user.email,
+        "scopes": sorted(key.scopes),
+        "restrictions": key.restrictions.as_json(),
+        "createdAt": iso_time(key.created_at),
+        "expiresAt": iso_time(key.expires_at) if key.expires_at else None,
+        "lastUsedAt": iso_time(key.last_used_at) if key.last_used_at else None,
+        "lastUsedIp": key.last_used_ip,
+        "state": key.state,
+    }
+
+
+def with_secret(created: CreatedApiKey) -> dict[str, Any]:
+    return {**key_to_json(created.key), "secret": created.secret}
+
+
+def encode_cursor(key_id: int) -> str:
+    return base64.urlsafe_b64encode(f"before:{key_id}".encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> int:
+    try:
+        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        text = ""
+    prefix, _, number = text.partition(":")
+    if prefix != "before" or not number.isascii() or not number.isdigit():
+        raise InvalidInput("cursor", "cursor must be the `next` value of an earlier page.")
+    return int(number)
+
+
+def expiry_of(data: dict[str, Any], caller: ApiKey, now: datetime) -> datetime | None:
+    """The new key's expiry from one of expiresInDays, expiresAt, noExpiry; none given: the
+    default lifetime, or the calling key's own end when that comes sooner."""
+    given = [name for name in ("expiresInDays", "expiresAt", "noExpiry") if name in data]
+    if len(given) > 1:
+        raise InvalidInput(given[1], f"Give only one of {', '.join(given)}.")
+    if not given:
+        default = now + DEFAULT_LIFETIME
+        caller_end = caller.expires_at
+        return min(default, caller_end) if caller_end else default
+    if given[0] == "noExpiry":
+        if data["noExpiry"] is not True:
+            raise InvalidInput("noExpiry", "noExpiry must be true when given.")
+        return None
+    if given[0] == "expiresInDays":
+        days = data["expiresInDays"]
+        if isinstance(days, bool) or days not in EXPIRY_DAY_CHOICES:
+            choices = ", ".join(map(str, EXPIRY_DAY_CHOICES))
+            raise InvalidInput("expiresInDays", f"expiresInDays must be one of {choices}.")
+        return now + timedelta(days=days)
+    moment = parse_datetime(data["expiresAt"]) if isinstance(data["expiresAt"], str) else None
+    if moment is None or timezone.is_naive(moment):
+        raise InvalidInput("expiresAt", "expiresAt must be a date-time with a time zone.")
+    return moment
