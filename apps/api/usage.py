@@ -29,11 +29,11 @@ logger = logging.getLogger("apps.api")
 @dataclass
 class Gathered:
     """One flush's worth: counts by (key id, hour, operation, outcome); per key the last use
-    (time, address, whether by the previous secret); stamps by (key id, field, name); first
-    sightings of networks by (key id, network) → (time, address)."""
+    (time, address, whether by the previous secret, whether its first); stamps by (key id,
+    field, name); first sightings of networks by (key id, network) → (time, address)."""
 
     counts: Counter[tuple[int, datetime, str, str]] = field(default_factory=Counter)
-    last_use: dict[int, tuple[datetime, str | None, bool]] = field(default_factory=dict)
+    last_use: dict[int, tuple[datetime, str | None, bool, bool]] = field(default_factory=dict)
     stamps: dict[tuple[int, str, str], datetime] = field(default_factory=dict)
     networks: dict[tuple[int, str], tuple[datetime, str]] = field(default_factory=dict)
 

@@ -15,7 +15,7 @@ from apps.audit.services import Actor, audit_record
 
 from . import tokens
 from .audit_actions import KEY_FIRST_USED
-from .batch_stamps import stamp_last_uses
+from .batch_stamps import merge_stamps, stamp_last_uses
 from .lookup import api_key_with_holder
 from .models import ApiKey
 
@@ -56,30 +56,6 @@ def api_key_authenticate(raw: str, *, now: datetime | None = None) -> ApiKey:
     if not key.user.is_active:
         raise KeyRejected("invalid-key", key.pk)
     return key
-
-
-def _record_stamps(key: ApiKey, field: str, names: list[str], *, now: datetime) -> bool:
-    """Stamp `names` in the JSON map `field` of the key, each at most once a minute; True when
-    written. The hot path only reads: the stamps come with the key's row, and a write happens
-    only for a name whose stamp is a minute old or more."""
-    interval = timedelta(seconds=settings.API_KEY_LAST_USED_INTERVAL_SECONDS)
-    current = getattr(key, field) or {}
-    due = [
-        name
-        for name in names
-        if (used := current.get(name)) is None or now - datetime.fromisoformat(used) >= interval
-    ]
-    if not due:
-        return False
-    with transaction.atomic():
-        stamps = (
-            ApiKey.objects.select_for_update().values_list(field, flat=True).get(pk=key.pk)
-        ) or {}
-        for name in due:
-            stamps[name] = max(stamps.get(name, ""), now.isoformat())
-        ApiKey.objects.filter(pk=key.pk).update(**{field: stamps})
-    setattr(key, field, stamps)
-    return True
 
 
 def _note_stamps(key: ApiKey, field: str, names: list[str], now: datetime) -> None:
@@ -129,35 +105,35 @@ def api_key_note_use(
     address = ip() if callable(ip) else ip
 
     def update(gathered: usage.Gathered) -> None:
-        gathered.last_use[key.pk] = (now, address, previous)
+        gathered.last_use[key.pk] = (now, address, previous, key.last_used_at is None)
 
     usage.add(update)
 
 
 def api_key_write_use(gathered: usage.Gathered) -> None:
     """The usage flusher of keys: the last uses, the old secrets' uses and the stamps gathered,
-    each written only when due, as the conditional updates of a request used to."""
-    ids = set(gathered.last_use) | {key_id for key_id, _, _ in gathered.stamps}
-    if not ids:
-        return
-    keys = {k.pk: k for k in ApiKey.objects.filter(pk__in=ids).select_related("workspace", "user")}
-    routine = []  # keys used before, by their current secret: one statement for all of them
-    for key_id, (now, ip, previous) in gathered.last_use.items():
-        if (key := keys.get(key_id)) is None:
-            continue
-        if key.last_used_at is not None and not previous:
+    each written only when due. Routine last uses and all stamps go in a few statements for
+    many keys, without loading them; a first use (audited) or a use of a rolling key's old
+    secret loads its key and goes through api_key_record_use."""
+    routine = []
+    special = {}
+    for key_id, (now, ip, previous, first) in gathered.last_use.items():
+        if first or previous:
+            special[key_id] = (now, ip, previous)
+        else:
             routine.append((key_id, now, ip))
-        else:  # a first use (audited) or the old secret of a rolling key
-            key.called_with_previous_secret = previous  # type: ignore[attr-defined]
-            api_key_record_use(key, ip=ip, now=now)
     if routine:
         stamp_last_uses(routine)
-    by_key: dict[tuple[int, str], dict[str, datetime]] = {}
+    if special:
+        for key in ApiKey.objects.filter(pk__in=special).select_related("workspace", "user"):
+            now, ip, previous = special[key.pk]
+            key.called_with_previous_secret = previous  # type: ignore[attr-defined]
+            api_key_record_use(key, ip=ip, now=now)
+    by_field: dict[str, dict[int, dict[str, str]]] = {}
     for (key_id, field, name), at in gathered.stamps.items():
-        by_key.setdefault((key_id, field), {})[name] = at
-    for (key_id, field), stamps in by_key.items():
-        if (key := keys.get(key_id)) is not None:
-            _record_stamps(key, field, list(stamps), now=max(stamps.values()))
+        by_field.setdefault(field, {}).setdefault(key_id, {})[name] = at.isoformat()
+    for field, stamps in by_field.items():
+        merge_stamps(field, stamps)
 
 
 def api_key_find_by_secret(raw: str, *, now: datetime | None = None) -> ApiKey | None:

@@ -11,7 +11,8 @@ from typing import Any
 from django.db.models import QuerySet, Sum
 from django.utils import timezone
 
-from .models import OUTCOMES, KeyUsageDay, KeyUsageHour
+from .models import OUTCOMES, KeyUsageHour
+from .reading import daily_rows
 
 OUTCOME_LABELS = {
     "2xx": "Succeeded",
@@ -102,15 +103,11 @@ def _by_period(rows: Iterable[Mapping[str, Any]], field: str) -> dict[Any, dict[
     return series
 
 
-def daily_chart(days: QuerySet[KeyUsageDay], *, today: date, title: str, span: int = 30) -> Chart:
-    """Requests a day over the last `span` days (today included), stacked by outcome."""
+def daily_chart(*, today: date, title: str, span: int = 30, **where: Any) -> Chart:
+    """Requests a day over the last `span` days (today included) of the usage rows matching
+    `where`, stacked by outcome."""
     first = today - timedelta(days=span - 1)
-    rows = (
-        days.filter(day__gte=first, day__lte=today)
-        .values("day", "outcome")
-        .annotate(total=Sum("count"))
-    )
-    series = _by_period(rows, "day")
+    series = _by_period(daily_rows(("day", "outcome"), first, today, **where), "day")
     labelled = [
         ((day := first + timedelta(days=n)).strftime("%b %-d"), series.get(day, {}))
         for n in range(span)

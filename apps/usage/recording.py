@@ -1,105 +1,149 @@
-"""The usage flusher: counts added to their hourly and daily rows, and networks seen, with a
+"""The usage flusher: counts added to their hourly rows, and networks seen, with a
 `key.new_network` audit event when a key is used from a network it has not used for 30 days.
-Runs in the usage flush (apps/api/usage.py), never in a request."""
+Runs in the usage flush (apps/api/usage.py), never in a request. Every write is a statement for
+many rows, so a flush for 10,000 keys costs a few dozen statements, not tens of thousands."""
 
 import logging
 from collections import Counter
+from collections.abc import Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
-from django.db import IntegrityError, connection, transaction
+from django.db import connection, transaction
 
 from apps.api.usage import Gathered
 from apps.api_keys.models import ApiKey
 from apps.audit.services import Actor, audit_record
+from apps.common.batch_sql import batches, rows_table
 
 from .audit_actions import KEY_NEW_NETWORK
-from .models import KeyNetwork, KeyUsageDay, KeyUsageHour
+from .models import KeyNetwork, KeyUsageHour
 
 logger = logging.getLogger("apps.api")
 
 # A network not used by a key for this long counts as new again.
 NETWORK_FORGOTTEN_AFTER = timedelta(days=30)
 
-
-BATCH_ROWS = 500  # rows per statement: 2,500 parameters, within SQLite's limit
-
-
-def _add_counts(
-    model: type[KeyUsageHour] | type[KeyUsageDay], column: str, rows: list[tuple[object, ...]]
-) -> None:
-    """Add each row's count to its row of `model`, creating it when missing. Each row is an
-    atomic add, so concurrent flushes of several processes never lose a count; up to 500 rows
-    go in one statement (the rows are distinct: they come from one Counter)."""
-    table = connection.ops.quote_name(model._meta.db_table)
-    with connection.cursor() as cursor:
-        for start in range(0, len(rows), BATCH_ROWS):
-            batch = rows[start : start + BATCH_ROWS]
-            values = ", ".join(["(%s, %s, %s, %s, %s)"] * len(batch))
-            cursor.execute(
-                f"INSERT INTO {table} (key_id, {column}, operation, outcome, count) "  # noqa: S608
-                f"VALUES {values} ON CONFLICT (key_id, {column}, operation, outcome) "
-                f"DO UPDATE SET count = {table}.count + excluded.count",
-                [value for row in batch for value in row],  # type: ignore[misc]
-            )
+Count = tuple[int, datetime, str, str, int]  # key id, hour, operation, outcome, count
 
 
 def write_counts(counts: Counter[tuple[int, datetime, str, str]]) -> None:
-    """Add the gathered counts to the hourly and daily rows (keys deleted meanwhile skipped)."""
-    live = set(
-        ApiKey.objects.filter(pk__in={key for key, *_ in counts}).values_list("pk", flat=True)
-    )
-    hours: Counter[tuple[int, datetime, str, str]] = Counter()
-    days: Counter[tuple[int, datetime, str, str]] = Counter()
-    for (key_id, hour, operation, outcome), count in counts.items():
-        if key_id in live:
-            hours[(key_id, hour, operation, outcome)] += count
-            days[(key_id, hour.date(), operation, outcome)] += count  # type: ignore[index]
-    ops = connection.ops
+    """Add the gathered counts to their hourly rows (keys deleted meanwhile skipped), each an
+    atomic add, so concurrent flushes of several processes never lose a count. Only hours:
+    finished days are rolled up into daily rows by the daily job. Rows go in key order, so two
+    processes flushing the same keys take their row locks in the same order."""
+    rows = sorted((*group, count) for group, count in counts.items())
     with transaction.atomic():
-        _add_counts(
-            KeyUsageHour,
-            "hour",
-            [(k, ops.adapt_datetimefield_value(h), o, r, c) for (k, h, o, r), c in hours.items()],
+        if connection.vendor == "postgresql":
+            _add_counts_postgresql(rows)
+        else:
+            _add_counts(rows)
+
+
+def _add_counts_postgresql(rows: list[Count]) -> None:
+    """One statement with five array parameters, joined to the keys that still exist."""
+    table = connection.ops.quote_name(KeyUsageHour._meta.db_table)
+    keys = connection.ops.quote_name(ApiKey._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} (key_id, hour, operation, outcome, count) "  # noqa: S608
+            "SELECT u.key_id, u.hour, u.operation, u.outcome, u.count FROM unnest("
+            "%s::bigint[], %s::timestamptz[], %s::text[], %s::text[], %s::bigint[]) "
+            f"AS u (key_id, hour, operation, outcome, count) JOIN {keys} k ON k.id = u.key_id "
+            "ORDER BY 1, 2, 3, 4 "
+            "ON CONFLICT (key_id, hour, operation, outcome) "
+            f"DO UPDATE SET count = {table}.count + excluded.count",
+            [list(column) for column in zip(*rows, strict=True)],
         )
-        _add_counts(
-            KeyUsageDay,
-            "day",
-            [(k, ops.adapt_datefield_value(d), o, r, c) for (k, d, o, r), c in days.items()],
-        )
+
+
+def _add_counts(rows: list[Count]) -> None:
+    table = connection.ops.quote_name(KeyUsageHour._meta.db_table)
+    live = set(ApiKey.objects.filter(pk__in={row[0] for row in rows}).values_list("pk", flat=True))
+    adapt = connection.ops.adapt_datetimefield_value
+    adapted = [(k, adapt(h), o, r, c) for k, h, o, r, c in rows if k in live]
+    with connection.cursor() as cursor:
+        for batch in batches(adapted, 5):
+            cursor.execute(
+                f"INSERT INTO {table} (key_id, hour, operation, outcome, count) "  # noqa: S608
+                f"VALUES {', '.join(['(%s, %s, %s, %s, %s)'] * len(batch))} "
+                "ON CONFLICT (key_id, hour, operation, outcome) "
+                f"DO UPDATE SET count = {table}.count + excluded.count",
+                [value for row in batch for value in row],
+            )
+
+
+SEEN = (
+    ("kid", "bigint"),
+    ("net", "text"),
+    ("seen", "timestamptz"),
+    ("address", "inet"),
+    ("forgotten", "timestamptz"),
+)
 
 
 def write_networks(networks: dict[tuple[int, str], tuple[datetime, str]]) -> None:
     """Record the networks seen; audit a key's use from a network it has not used for 30 days
-    (its very first network is its first use, audited as such)."""
-    keys = ApiKey.objects.filter(pk__in={key for key, _ in networks}).select_related(
-        "workspace", "user"
+    (its very first network is its first use, audited as such). Whether a network is new is
+    decided by the statement that writes it, so two processes never both call it new."""
+    live = set(
+        ApiKey.objects.filter(pk__in={key for key, _ in networks}).values_list("pk", flat=True)
     )
-    by_id = {key.pk: key for key in keys}
-    for (key_id, network), (seen, address) in networks.items():
-        key = by_id.get(key_id)
-        if key is None:
-            continue
-        try:
-            with transaction.atomic():
-                _write_network(key, network, seen, address)
-        except IntegrityError:  # another process recorded it at the same moment
-            continue
+    seen = sorted(
+        (key_id, network, at, address)
+        for (key_id, network), (at, address) in networks.items()
+        if key_id in live
+    )
+    for batch in batches(seen, len(SEEN)):
+        with transaction.atomic():  # the audit events in the transaction of their rows
+            new = _write_networks(batch)
+            if new:
+                _audit_new_networks(new)
 
 
-def _write_network(key: ApiKey, network: str, seen: datetime, address: str) -> None:
-    row = KeyNetwork.objects.select_for_update().filter(key=key, network=network).first()
-    if row is None:
-        known_elsewhere = KeyNetwork.objects.filter(key=key).exists()
-        KeyNetwork.objects.create(
-            key=key, network=network, first_seen=seen, last_seen=seen, last_address=address
+def _write_networks(
+    batch: Sequence[tuple[int, str, datetime, str]],
+) -> list[tuple[int, str, datetime, str]]:
+    table = connection.ops.quote_name(KeyNetwork._meta.db_table)
+    adapt = connection.ops.adapt_datetimefield_value
+    used_before = set(
+        KeyNetwork.objects.filter(key_id__in={row[0] for row in batch}).values_list(
+            "key_id", flat=True
         )
-        new = known_elsewhere
-    else:
-        new = seen - row.last_seen >= NETWORK_FORGOTTEN_AFTER
-        if seen > row.last_seen:
-            row.last_seen, row.last_address = seen, address
-            row.save(update_fields=["last_seen", "last_address"])
-    if new:
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} (key_id, network, first_seen, last_seen, last_address) "  # noqa: S608
+            f"VALUES {', '.join(['(%s, %s, %s, %s, %s)'] * len(batch))} "
+            "ON CONFLICT (key_id, network) DO NOTHING RETURNING key_id, network",
+            [v for k, n, at, ip in batch for v in (k, n, adapt(at), adapt(at), ip)],
+        )
+        inserted = {(k, n) for k, n in cursor.fetchall()}
+        params: list[Any] = []
+        for k, n, at, ip in batch:
+            params += [k, n, adapt(at), ip, adapt(at - NETWORK_FORGOTTEN_AFTER)]
+        source = rows_table(batch, SEEN)
+        update = (
+            f"UPDATE {table} SET last_seen = v.seen, last_address = v.address "  # noqa: S608
+            f"FROM {source} WHERE {table}.key_id = v.kid AND {table}.network = v.net AND "
+        )
+        cursor.execute(
+            update + f"{table}.last_seen <= v.forgotten RETURNING key_id, network", params
+        )
+        forgotten = {(k, n) for k, n in cursor.fetchall()}
+        cursor.execute(update + f"{table}.last_seen < v.seen", params)
+    return [
+        row
+        for row in batch
+        if (row[:2] in inserted and row[0] in used_before) or row[:2] in forgotten
+    ]
+
+
+def _audit_new_networks(new: list[tuple[int, str, datetime, str]]) -> None:
+    keys = ApiKey.objects.filter(pk__in={row[0] for row in new}).select_related("workspace", "user")
+    by_id = {key.pk: key for key in keys}
+    for key_id, network, _at, address in new:
+        key = by_id[key_id]
         audit_record(
             workspace=key.workspace,
             action=KEY_NEW_NETWORK,

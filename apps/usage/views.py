@@ -1,9 +1,9 @@
 """The workspace's Usage page and its CSV (owners and admins)."""
 
+from collections import defaultdict
 from collections.abc import Iterator
 from datetime import timedelta
 
-from django.db.models import Q, Sum
 from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.utils import timezone
@@ -14,7 +14,8 @@ from apps.common.spreadsheet import csv_lines
 from apps.workspaces.decorators import WorkspaceRequest, workspace_staff_required
 
 from .charts import daily_chart, hourly_chart
-from .models import KeyUsageDay, KeyUsageHour
+from .models import KeyUsageHour
+from .reading import daily_rows
 
 SPAN_DAYS = 30
 BUSIEST = 10
@@ -25,32 +26,34 @@ REFUSED = ("401", "403", "429")
 @workspace_staff_required()
 def usage_page(request: WorkspaceRequest) -> HttpResponse:
     """Totals of the last 30 days, requests a day and an hour, and the ten busiest keys."""
-    today = timezone.now().date()
-    days = KeyUsageDay.objects.filter(key__workspace=request.workspace)
-    recent = days.filter(day__gt=today - timedelta(days=SPAN_DAYS))
-    busiest = (
-        recent.values("key_id")
-        .annotate(
-            total=Sum("count"),
-            refused=Sum("count", filter=Q(outcome__in=REFUSED)),
-            errors=Sum("count", filter=Q(outcome="5xx")),
-        )
-        .order_by("-total", "key_id")[:BUSIEST]
+    now = timezone.now()
+    today = now.date()
+    workspace = request.workspace
+    per_key: dict[int, dict[str, int]] = defaultdict(
+        lambda: {"total": 0, "refused": 0, "errors": 0}
     )
-    keys = ApiKey.objects.filter(pk__in=[row["key_id"] for row in busiest]).select_related("user")
+    first = today - timedelta(days=SPAN_DAYS - 1)
+    for row in daily_rows(("key_id", "outcome"), first, today, key__workspace=workspace):
+        sums = per_key[row["key_id"]]
+        sums["total"] += row["total"]
+        sums["refused"] += row["total"] if row["outcome"] in REFUSED else 0
+        sums["errors"] += row["total"] if row["outcome"] == "5xx" else 0
+    busiest = sorted(per_key.items(), key=lambda item: (-item[1]["total"], item[0]))[:BUSIEST]
+    keys = ApiKey.objects.filter(pk__in=[key_id for key_id, _ in busiest]).select_related("user")
     by_id = {key.pk: key for key in keys}
-    sums = recent.aggregate(total=Sum("count"), refused=Sum("count", filter=Q(outcome__in=REFUSED)))
     context = {
-        "daily": daily_chart(days, today=today, title="Requests a day, last 30 days"),
+        "daily": daily_chart(
+            today=today, title="Requests a day, last 30 days", key__workspace=workspace
+        ),
         "hourly": hourly_chart(
-            KeyUsageHour.objects.filter(key__workspace=request.workspace),
-            now=timezone.now(),
+            KeyUsageHour.objects.filter(key__workspace=workspace),
+            now=now,
             title="Requests an hour, last 24 hours",
         ),
-        "total": sums["total"] or 0,
-        "refused": sums["refused"] or 0,
-        "active_keys": recent.values("key_id").distinct().count(),
-        "busiest": [{**row, "key": by_id[row["key_id"]]} for row in busiest],
+        "total": sum(sums["total"] for sums in per_key.values()),
+        "refused": sum(sums["refused"] for sums in per_key.values()),
+        "active_keys": len(per_key),
+        "busiest": [{**sums, "key_id": key_id, "key": by_id[key_id]} for key_id, sums in busiest],
     }
     return render(request, "usage/usage.html", context)
 
@@ -59,26 +62,29 @@ def usage_page(request: WorkspaceRequest) -> HttpResponse:
 @workspace_staff_required()
 def usage_export(request: WorkspaceRequest) -> StreamingHttpResponse:
     """The last 30 days as CSV: one row per day, key, operation and outcome."""
-    first = timezone.now().date() - timedelta(days=SPAN_DAYS - 1)
-    rows = (
-        KeyUsageDay.objects.filter(key__workspace=request.workspace, day__gte=first)
-        .select_related("key", "key__user")
-        .order_by("day", "key_id", "operation", "outcome")
+    today = timezone.now().date()
+    fields = ("day", "key_id", "operation", "outcome")
+    rows = daily_rows(
+        fields, today - timedelta(days=SPAN_DAYS - 1), today, key__workspace=request.workspace
     )
+    keys = {
+        key.pk: key
+        for key in ApiKey.objects.filter(workspace=request.workspace).select_related("user")
+    }
 
     def lines() -> Iterator[list[object]]:
         yield ["day", "key_id", "key_name", "key_hint", "holder", "operation", "outcome", "count"]
-        for row in rows.iterator(chunk_size=1000):
-            key = row.key
+        for row in rows:
+            key = keys[row["key_id"]]
             yield [
-                row.day,
+                row["day"],
                 key.pk,
                 key.name,
                 key.hint,
                 key.user.email,
-                row.operation,
-                row.outcome,
-                row.count,
+                row["operation"],
+                row["outcome"],
+                row["total"],
             ]
 
     response = StreamingHttpResponse(csv_lines(lines()), content_type="text/csv; charset=utf-8")

@@ -14,7 +14,8 @@ from apps.api.usage import usage_flush
 from apps.api_keys.restrictions import Restrictions
 from apps.audit.models import AuditEvent
 from apps.usage.models import KeyNetwork, KeyUsageDay, KeyUsageHour
-from apps.usage.services import usage_prune
+from apps.usage.reading import daily_rows
+from apps.usage.services import usage_prune, usage_roll_up
 from tests.factories import make_key
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -65,7 +66,7 @@ def test_concurrent_requests_are_counted_exactly_by_operation_and_outcome(live_s
         ("mcp:get_workspace", "2xx"): 6,
     }
     assert totals(limited.key.pk) == {("list_pages", "2xx"): 5, ("list_pages", "429"): 3}
-    assert totals(busy.key.pk, KeyUsageDay) == totals(busy.key.pk)
+    assert not KeyUsageDay.objects.exists()  # days are rolled up by the daily job
     # A second flush adds to the same rows, never replaces them.
     for _ in range(3):
         hit("/workspace")
@@ -124,7 +125,51 @@ def test_pruning_keeps_90_days_of_hours_and_13_months_of_days(db):
     assert usage_prune(now) == type(pruned)(0, 0, 0)  # idempotent
 
 
-def test_the_prune_command_says_what_it_deleted(db):
+def test_finished_days_are_rolled_up_from_their_hours_and_read_the_same(db):
+    key = make_key().key
+    now = timezone.now().replace(hour=12, minute=0, second=0, microsecond=0)
+    today = now.date()
+    for hours_ago, outcome, count in [
+        (1, "2xx", 5),
+        (13, "2xx", 7),
+        (14, "429", 2),
+        (40, "2xx", 3),
+    ]:
+        KeyUsageHour.objects.create(
+            key=key,
+            hour=now - timedelta(hours=hours_ago),
+            operation="x",
+            outcome=outcome,
+            count=count,
+        )
+
+    def by_day() -> dict:
+        rows = daily_rows(("day", "outcome"), today - timedelta(days=5), today, key=key)
+        return {(r["day"], r["outcome"]): r["total"] for r in rows}
+
+    one, two = timedelta(days=1), timedelta(days=2)
+    expected = {(today, "2xx"): 5, (today - one, "2xx"): 7, (today - one, "429"): 2}
+    expected[(today - two, "2xx")] = 3
+    assert by_day() == expected
+    assert usage_roll_up(now) == [today - two, today - one]  # finished days, never today
+    assert {(d.day, d.outcome): d.count for d in KeyUsageDay.objects.all()} == {
+        k: v for k, v in expected.items() if k[0] < today
+    }
+    # Read from the daily rows now: a change to a rolled-up day's hours shows only once the
+    # day is rolled again, which the next run does for the last rolled-up day.
+    KeyUsageHour.objects.filter(hour=now - timedelta(hours=13)).update(count=8)
+    assert by_day() == expected
+    assert usage_roll_up(now + one) == [today - one, today]
+    assert by_day() == {**expected, (today - one, "2xx"): 8}
+    assert usage_roll_up(now + one) == [today]  # the last rolled-up day again, the same rows
+    assert KeyUsageDay.objects.count() == 4
+    # Today is read from its hours even with daily rows for it (the flush of old versions
+    # wrote them as it went): they may be partial.
+    KeyUsageHour.objects.filter(hour=now - timedelta(hours=1)).update(count=6)
+    assert by_day() == {**expected, (today - one, "2xx"): 8, (today, "2xx"): 6}
+
+
+def test_the_prune_command_rolls_up_and_says_what_it_deleted(db):
     from io import StringIO
 
     from django.core.management import call_command
@@ -133,8 +178,30 @@ def test_the_prune_command_says_what_it_deleted(db):
     KeyUsageHour.objects.create(
         key=key, hour=timezone.now() - timedelta(days=100), operation="x", outcome="2xx", count=1
     )
+    KeyUsageHour.objects.create(
+        key=key, hour=timezone.now() - timedelta(days=2), operation="x", outcome="2xx", count=1
+    )
     out = StringIO()
     call_command("pruneusage", stdout=out)
-    assert out.getvalue().strip() == (
-        "Deleted 1 hourly and 0 daily usage rows, and 0 networks not seen for 13 months."
-    )
+    assert out.getvalue().strip().splitlines() == [
+        "Deleted 1 hourly and 0 daily usage rows, and 0 networks not seen for 13 months.",
+        "Rolled up 2 finished days into daily usage rows.",
+    ]
+
+
+def test_a_flush_skips_keys_deleted_since_their_requests_and_keeps_the_rest(db):
+    from collections import Counter
+
+    from apps.usage.recording import write_counts, write_networks
+
+    kept, gone = make_key().key, make_key().key
+    hour = timezone.now().replace(minute=0, second=0, microsecond=0)
+    counts = Counter({(kept.pk, hour, "x", "2xx"): 3, (gone.pk, hour, "x", "2xx"): 4})
+    networks = {(k.pk, "192.0.2.0/24"): (hour, "192.0.2.1") for k in (kept, gone)}
+    gone_id = gone.pk
+    gone.delete()
+    write_counts(counts)
+    write_networks(networks)
+    assert list(KeyUsageHour.objects.values_list("key_id", "count")) == [(kept.pk, 3)]
+    assert list(KeyNetwork.objects.values_list("key_id", flat=True)) == [kept.pk]
+    assert gone_id != kept.pk

@@ -7,7 +7,7 @@ from django import template
 from django.utils import timezone
 
 from ..charts import daily_chart, hourly_chart
-from ..models import KeyNetwork, KeyUsageDay, KeyUsageHour
+from ..models import KeyNetwork, KeyUsageHour
 
 register = template.Library()
 
@@ -16,11 +16,7 @@ register = template.Library()
 def key_usage(key: Any) -> dict[str, Any]:
     now = timezone.now()
     return {
-        "daily": daily_chart(
-            KeyUsageDay.objects.filter(key=key),
-            today=now.date(),
-            title="Requests a day, last 30 days",
-        ),
+        "daily": daily_chart(today=now.date(), title="Requests a day, last 30 days", key=key),
         "hourly": hourly_chart(
             KeyUsageHour.objects.filter(key=key), now=now, title="Requests an hour, last 24 hours"
         ),
