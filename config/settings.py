@@ -48,6 +48,10 @@ INSTALLED_APPS = [
     "apps.invitations",
     "apps.team",
     "apps.api",
+    "apps.jobs",
+    "apps.webhooks",
+    "django_tasks",
+    "django_tasks_db",
     "config",  # the top-level assembly: its `openapi` command
 ]
 
@@ -239,6 +243,19 @@ API_KEY_LAST_USED_INTERVAL_SECONDS = 60
 # Requests leave their counts and stamps in memory; a thread writes them every this many seconds
 # (apps/api/usage.py). 0 writes at the end of every request instead.
 USAGE_FLUSH_SECONDS = env_int("USAGE_FLUSH_SECONDS", 5)
+# Background work (webhook deliveries, e-mails of jobs, scheduled jobs) goes through Django's
+# tasks interface. The database backend is the default: `manage.py worker` (or `db_worker`) runs
+# the tasks, any number of workers, each task once. TASKS_BACKEND names another backend.
+TASKS = {
+    "default": {
+        "BACKEND": os.environ.get("TASKS_BACKEND", "django_tasks_db.DatabaseBackend"),
+        "QUEUES": ["default"],
+    }
+}
+# `migrate` queues the schedule's first tick (apps/jobs/schedule.py); the tests run jobs by hand.
+JOBS_START_ON_MIGRATE = True
+# Webhook deliveries may go to loopback and private addresses only in development (and tests).
+WEBHOOKS_ALLOW_PRIVATE = env_bool("WEBHOOKS_ALLOW_PRIVATE", DEBUG)
 # The dashboard's address as people reach it, for links in e-mails sent by jobs (no request).
 SITE_URL = os.environ.get("SITE_URL", "http://127.0.0.1:8000").rstrip("/")
 # GitHub secret scanning: its public keys, as JSON (the body of

@@ -33,6 +33,7 @@ urlpatterns = [
     path("integrations/api/", include("apps.api_keys.urls")),
     path("communities/", include("apps.communities.urls")),
     path("settings/team/", include("apps.team.urls")),
+    path("settings/webhooks/", include("apps.webhooks.urls")),
     path("settings/", include("apps.workspaces.urls")),
     path("audit/", include("apps.audit_pages.urls")),
     path("usage/", include("apps.usage.urls")),

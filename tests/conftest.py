@@ -1,4 +1,5 @@
 import pytest
+from django.conf import settings
 from django.core.cache import cache
 
 from apps.api.ratelimit import rate_limit_reset
@@ -7,6 +8,9 @@ from apps.api_keys.auth import blocked_addresses
 
 from .client import Client
 from .factories import make_key
+
+# The test database is made by `migrate`: no schedule tick in it; tests run jobs themselves.
+settings.JOBS_START_ON_MIGRATE = False
 
 
 @pytest.fixture(autouse=True)
@@ -50,3 +54,26 @@ def pytest_collection_modifyitems(config, items):
         for item in items:
             if "postgres" in item.keywords:
                 item.add_marker(skip)
+
+
+def run_tasks(worker_id: str = "test-worker") -> int:
+    """Run every task that is due, as `manage.py db_worker --batch` does; how many ran. The
+    worker's own connection recycling is left out: in a test the connection is the test's."""
+    from unittest import mock
+
+    from django_tasks_db.management.commands import db_worker
+    from django_tasks_db.management.commands.db_worker import Worker
+
+    worker = Worker(
+        queue_names=["default"],
+        interval=0,
+        batch=True,
+        backend_name="default",
+        startup_delay=False,
+        max_tasks=None,
+        worker_id=worker_id,
+        excluded_queue_names=[],
+    )
+    with mock.patch.object(db_worker, "close_old_connections", lambda: None):
+        worker.run()
+    return worker._run_tasks

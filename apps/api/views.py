@@ -27,13 +27,32 @@ def health(request: HttpRequest) -> JsonResponse:
     except Exception:
         database = "down"
     redis = redis_status()
+    queue = _queue_status() if database == "ok" else {}
     if database != "ok":
         status = "unavailable"
-    elif redis not in ("ok", "not configured"):
+    elif redis not in ("ok", "not configured") or queue.get("state") != "ok":
         status = "degraded"
     else:
         status = "ok"
-    body = {"status": status, "database": database, "redis": redis}
+    body = {"status": status, "database": database, "redis": redis, "queue": queue}
     response = JsonResponse(body, status=503 if database != "ok" else 200)
     response["Cache-Control"] = "no-store"
     return response
+
+
+QUEUE_LATE_SECONDS = 300
+
+
+def _queue_status() -> dict[str, object]:
+    """The task queue: how long the oldest due task has waited, whether the schedule ticks.
+    Late (degraded) when a task has waited over five minutes: no worker is running."""
+    from apps.jobs.queue import queue_age
+    from apps.jobs.schedule import schedule_late
+
+    try:
+        age = queue_age()
+        late = schedule_late()
+    except Exception:
+        return {"state": "unknown"}
+    state = "late" if age > QUEUE_LATE_SECONDS or late else "ok"
+    return {"state": state, "oldest_waiting_seconds": age, "schedule_late": late}

@@ -1,3 +1,5 @@
+from datetime import timedelta
+
 from django.apps import AppConfig
 
 
@@ -9,13 +11,16 @@ class ApiKeysConfig(AppConfig):
     def ready(self) -> None:
         from apps.api.middleware import api_request_refused
         from apps.api.usage import register_flusher
+        from apps.jobs.schedule import register_job
         from apps.workspaces.signals import holder_removed
 
         from . import checks  # noqa: F401 - registers the system checks
+        from .notices import api_key_expiry_job
         from .refusals import api_key_count_refusal
         from .services import api_keys_revoke_for_removed
         from .verification import api_key_write_use
 
         register_flusher(api_key_write_use)
+        register_job("expiry-notices", timedelta(hours=1), api_key_expiry_job)
         api_request_refused.connect(api_key_count_refusal, dispatch_uid="api_keys.refusals")
         holder_removed.connect(api_keys_revoke_for_removed, dispatch_uid="api_keys.removed")

@@ -18,10 +18,10 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.serialization import load_pem_public_key
 from django.conf import settings
-from django.core.mail import send_mail
 from django.db import transaction
 
 from apps.audit.services import Actor, audit_record
+from apps.common.tasks import send_email
 
 from .audit_actions import KEY_LEAKED
 from .models import ApiKey, SecretScanningKeySet
@@ -136,15 +136,16 @@ def _parse(body: bytes) -> list[dict[str, str]]:
 
 
 def _tell_the_holder(key: ApiKey, url: str) -> None:
+    """Queue the e-mail to the key's holder (sent by a worker, in the transaction of the
+    revocation: no mail for a revocation rolled back)."""
     where = f" at {url}" if url else ""
-    send_mail(
+    send_email.enqueue(
         f"Your API key “{key.name}” was found in public and has been revoked",
         f"GitHub found the API key “{key.name}” ({key.hint}) of {key.workspace.name} in a "
         f"public place{where}. It has been revoked, so it no longer works.\n\n"
         "Create a new key for whatever used it, keep it out of code and repositories (use an "
         "environment variable or a secret store), and check the audit log for requests made "
         "with the leaked key.\n",
-        None,
         [key.user.email],
     )
 
@@ -185,4 +186,4 @@ def _revoke_leaked(key: ApiKey, url: str, source: str) -> None:
             subject=f"{key.name} ({key.hint})",
             data={"url": url[:2000], "source": source[:100]},
         )
-        transaction.on_commit(lambda: _tell_the_holder(key, url))
+        _tell_the_holder(key, url)

@@ -260,11 +260,13 @@ class ApiKey(models.Model):
 
 
 class ExpiryNotice(models.Model):
-    """A notice e-mailed to a key's owner before it expires; one of each kind per key."""
+    """A notice of a key's expiry: e-mailed to its holder 7 days and 1 day before (with a
+    `key.expiring` event), and the `key.expired` event once it has; one of each kind per key."""
 
     class Kind(models.TextChoices):
         WEEK = "7d", "7 days before"
         DAY = "1d", "1 day before"
+        EXPIRED = "0d", "Expired"
 
     key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="expiry_notices")
     kind = models.CharField(max_length=2, choices=Kind.choices)

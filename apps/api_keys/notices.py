@@ -1,13 +1,17 @@
-"""Expiry notices: e-mails 7 days and 1 day before a key expires, each sent once."""
+"""Expiry notices: e-mails and `key.expiring` events 7 days and 1 day before a key expires,
+and the `key.expired` event when it has; each once. The scheduled job `expiry-notices` runs it
+hourly on the task queue; the e-mails go out through the queue too."""
 
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from django.conf import settings
-from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
+
+from apps.common.tasks import send_email
+from apps.webhooks.events import key_data, webhook_emit
 
 from .models import ApiKey, ApiKeyState, ExpiryNotice
 
@@ -38,13 +42,47 @@ def api_key_send_expiry_notices(*, now: datetime | None = None) -> int:
             ):
                 continue
             try:
-                with transaction.atomic():
+                with transaction.atomic():  # the claim, its e-mail and its event together
                     ExpiryNotice.objects.create(key=key, kind=kind, sent_at=now)
+                    _mail_expiry_notice(key, now)
+                    webhook_emit(
+                        key.workspace,
+                        "key.expiring",
+                        {"key": key_data(key), "notice": kind.label},
+                        at=now,
+                    )
             except IntegrityError:
                 continue  # another run claimed it
-            _mail_expiry_notice(key, now)
             sent += 1
     return sent
+
+
+EXPIRED_EVENTS_LOOK_BACK = timedelta(days=7)
+
+
+def api_key_announce_expired(*, now: datetime | None = None) -> int:
+    """Send `key.expired` once for each key that expired in the last 7 days (a key expired
+    before that, or revoked, gets none); return how many."""
+    now = now or timezone.now()
+    expired = (
+        ApiKey.objects.filter(
+            expires_at__lte=now,
+            expires_at__gt=now - EXPIRED_EVENTS_LOOK_BACK,
+            revoked_at__isnull=True,
+        )
+        .exclude(expiry_notices__kind=ExpiryNotice.Kind.EXPIRED)
+        .select_related("user", "workspace")
+    )
+    announced = 0
+    for key in expired:
+        try:
+            with transaction.atomic():
+                ExpiryNotice.objects.create(key=key, kind=ExpiryNotice.Kind.EXPIRED, sent_at=now)
+                webhook_emit(key.workspace, "key.expired", {"key": key_data(key)}, at=now)
+        except IntegrityError:
+            continue
+        announced += 1
+    return announced
 
 
 def key_links(key: ApiKey, base_url: str) -> dict[str, str]:
@@ -65,7 +103,7 @@ def _mail_expiry_notice(key: ApiKey, now: datetime) -> None:
     zone = ZoneInfo(key.workspace.timezone)
     stops = key.expires_at.astimezone(zone)
     links = key_links(key, settings.SITE_URL)
-    send_mail(
+    send_email.enqueue(
         f"Your API key “{key.name}” expires {when}",
         f"The API key “{key.name}” ({key.hint}) in {key.workspace.name} expires on "
         f"{stops:%Y-%m-%d %H:%M} ({key.workspace.timezone}), {when}; it stops working at that "
@@ -73,6 +111,11 @@ def _mail_expiry_notice(key: ApiKey, now: datetime) -> None:
         "Re-create it with the same name, description and permissions, then move your "
         f"integration to the new key:\n{links['recreate']}\n\n"
         f"The key, its last use and its history:\n{links['page']}\n",
-        None,
         [key.user.email],
     )
+
+
+def api_key_expiry_job() -> str:
+    """The hourly job: notices of keys about to expire, events of keys that did."""
+    sent, announced = api_key_send_expiry_notices(), api_key_announce_expired()
+    return f"{sent} notices, {announced} expired"

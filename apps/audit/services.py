@@ -1,6 +1,7 @@
 """Writing the audit log. Every service that changes something calls `audit_record` inside its
 own transaction, so a change and its event are committed together or not at all."""
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -68,7 +69,7 @@ def audit_record(
     """Append an event. Must run inside the transaction of the change it records."""
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("audit_record must run inside the transaction of its change")
-    return AuditEvent.objects.create(
+    event = AuditEvent.objects.create(
         workspace=workspace,
         action=action,
         actor_user=actor.user if actor.key is None else None,
@@ -79,3 +80,17 @@ def audit_record(
         subject=subject[:254],
         data=data or {},
     )
+    for listener in _listeners:
+        listener(event)
+    return event
+
+
+AuditListener = Callable[[AuditEvent], None]
+_listeners: list[AuditListener] = []
+
+
+def audit_listen(listener: AuditListener) -> None:
+    """Call `listener(event)` for every event recorded, inside the transaction of its change
+    (the webhooks app enqueues its deliveries so: no event without its change)."""
+    if listener not in _listeners:
+        _listeners.append(listener)

@@ -1,3 +1,5 @@
+from datetime import timedelta
+
 from django.apps import AppConfig
 
 
@@ -8,8 +10,11 @@ class UsageConfig(AppConfig):
 
     def ready(self) -> None:
         from apps.api.usage import register_flusher
+        from apps.jobs.schedule import register_job
 
         from . import audit_actions  # noqa: F401 - declares key.new_network
         from .recording import write_counts_and_networks
+        from .services import usage_daily
 
         register_flusher(write_counts_and_networks)
+        register_job("usage-daily", timedelta(days=1), usage_daily)

@@ -68,3 +68,10 @@ def usage_prune(now: datetime | None = None) -> Pruned:
     days, _ = KeyUsageDay.objects.filter(day__lt=(now - DAYS_KEPT).date()).delete()
     networks, _ = KeyNetwork.objects.filter(last_seen__lt=now - NETWORKS_KEPT).delete()
     return Pruned(hours=hours, days=days, networks=networks)
+
+
+def usage_daily() -> str:
+    """The daily job: prune, then roll up the finished days."""
+    pruned = usage_prune()
+    rolled = usage_roll_up()
+    return f"pruned {pruned}, rolled up {len(rolled)} days"

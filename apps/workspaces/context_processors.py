@@ -27,9 +27,10 @@ def navigation(request: HttpRequest) -> dict[str, Any]:
             {"label": "Communities", "url": reverse("communities:list")},
         ]
         if membership.role == Membership.Role.OWNER:
-            items.append(
-                {"label": "Settings", "url": reverse("workspaces:settings"), "exact": True}
-            )
+            items += [
+                {"label": "Settings", "url": reverse("workspaces:settings"), "exact": True},
+                {"label": "Webhooks", "url": reverse("webhooks:list")},
+            ]
         items += [
             {"label": "Team", "url": reverse("team:list")},
             {"label": "Usage", "url": reverse("usage:page")},

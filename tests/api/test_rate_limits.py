@@ -179,7 +179,13 @@ def test_with_redis_down_the_api_serves_and_healthz_says_degraded(
     client, key, settings, with_redis, caplog
 ):
     start, stop = with_redis
-    assert client.get("/healthz").json() == {"status": "ok", "database": "ok", "redis": "ok"}
+    queue = {"state": "ok", "oldest_waiting_seconds": 0.0, "schedule_late": False}
+    assert client.get("/healthz").json() == {
+        "status": "ok",
+        "database": "ok",
+        "redis": "ok",
+        "queue": queue,
+    }
     stop()
     caplog.set_level("WARNING")
     answers = [client.get(URL, **auth(key.secret)) for _ in range(3)]

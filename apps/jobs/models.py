@@ -1,0 +1,14 @@
+"""When each scheduled job runs next. A job runs when a worker claims its row (a conditional
+UPDATE moving `next_run_at` on), so with any number of workers each run happens once."""
+
+from django.db import models
+
+
+class ScheduledJob(models.Model):
+    name = models.CharField(max_length=64, primary_key=True)
+    next_run_at = models.DateTimeField()
+    last_run_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+
+    def __str__(self) -> str:
+        return self.name

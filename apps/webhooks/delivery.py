@@ -1,0 +1,230 @@
+"""Sending a delivery: signed by Standard Webhooks (the `standardwebhooks` library signs), one
+POST with a 10 s limit and no redirects, the attempt logged, and on failure the next attempt
+scheduled after about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h. An endpoint failing for 5
+days is disabled and its workspace's owners told by e-mail."""
+
+import logging
+import time
+from datetime import datetime, timedelta
+
+import httpx
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.urls import reverse
+from django.utils import timezone
+from django_tasks import task
+from standardwebhooks.webhooks import Webhook
+
+from apps.audit.services import Actor, audit_record
+from apps.common.tasks import send_email
+from apps.workspaces.models import Membership
+
+from .audit_actions import WEBHOOK_DISABLED
+from .destinations import delivery_client
+from .models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from .secrets import unseal
+
+logger = logging.getLogger("apps.webhooks")
+
+RETRY_AFTER = [
+    timedelta(seconds=5),
+    timedelta(minutes=5),
+    timedelta(minutes=30),
+    timedelta(hours=2),
+    timedelta(hours=5),
+    timedelta(hours=10),
+    timedelta(hours=10),
+]
+DISABLE_AFTER = timedelta(days=5)
+LOCK_FOR = timedelta(seconds=60)  # longer than an attempt can take
+BODY_KEPT = 2048
+
+
+def signature_headers(
+    endpoint: WebhookEndpoint, message_id: str, body: str, at: datetime
+) -> dict[str, str]:
+    """The three Standard Webhooks headers; while a secret rolls, signed by both secrets."""
+    secrets = [unseal(endpoint.secret_encrypted)]
+    if endpoint.previous_secret_encrypted and (
+        endpoint.previous_secret_expires_at and endpoint.previous_secret_expires_at > at
+    ):
+        secrets.append(unseal(endpoint.previous_secret_encrypted))
+    signatures = [Webhook(s).sign(message_id, at, body) for s in secrets]
+    return {
+        "webhook-id": message_id,
+        "webhook-timestamp": str(int(at.timestamp())),
+        "webhook-signature": " ".join(signatures),
+        "content-type": "application/json",
+    }
+
+
+def _claim(message_id: str, now: datetime, manual: bool) -> WebhookDelivery | None:
+    """Take a delivery for one attempt, unless another worker holds it or it is not due."""
+    due = Q(message_id=message_id) & (Q(locked_until__isnull=True) | Q(locked_until__lt=now))
+    if not manual:
+        due &= Q(
+            status=WebhookDelivery.Status.PENDING, next_attempt_at__lte=now + timedelta(seconds=1)
+        )
+    if not WebhookDelivery.objects.filter(due).update(locked_until=now + LOCK_FOR):
+        return None
+    return WebhookDelivery.objects.select_related("endpoint", "endpoint__workspace").get(
+        message_id=message_id
+    )
+
+
+def deliver(
+    message_id: str, *, manual: bool = False, client: httpx.Client | None = None
+) -> bool | None:
+    """Make one attempt at a delivery (True: delivered; None: not ours to send now)."""
+    now = timezone.now()
+    delivery = _claim(message_id, now, manual)
+    if delivery is None:
+        return None
+    endpoint = delivery.endpoint
+    if not endpoint.enabled and not manual:
+        WebhookDelivery.objects.filter(pk=delivery.pk).update(
+            status=WebhookDelivery.Status.FAILED, next_attempt_at=None, locked_until=None
+        )
+        return False
+    attempt = _send(delivery, endpoint, now, client)
+    attempt.manual = manual
+    with transaction.atomic():
+        _record(delivery, endpoint, attempt, now, manual)
+    return attempt.succeeded
+
+
+def _send(
+    delivery: WebhookDelivery, endpoint: WebhookEndpoint, now: datetime, client: httpx.Client | None
+) -> WebhookAttempt:
+    attempt = WebhookAttempt(delivery=delivery, number=delivery.attempts + 1, at=now)
+    headers = signature_headers(endpoint, delivery.message_id, delivery.payload, now)
+    started = time.perf_counter()
+    own_client = client is None
+    client = client or delivery_client()
+    try:
+        response = client.post(endpoint.url, content=delivery.payload.encode(), headers=headers)
+        attempt.response_status = response.status_code
+        attempt.response_body = response.text[:BODY_KEPT]
+        attempt.succeeded = 200 <= response.status_code < 300
+        if 300 <= response.status_code < 400:
+            attempt.error = "Redirects are not followed: answer 2xx at this URL."
+    except httpx.TimeoutException:
+        attempt.error = "No answer within 10 seconds."
+    except httpx.HTTPError as exc:
+        attempt.error = f"Could not connect: {exc}"[:300]
+    finally:
+        if own_client:
+            client.close()
+    attempt.duration_ms = round((time.perf_counter() - started) * 1000)
+    logger.info(
+        "Webhook %s %s to %s: %s in %d ms",
+        delivery.event_type,
+        delivery.message_id,
+        endpoint.url,
+        attempt.response_status or attempt.error,
+        attempt.duration_ms,
+    )
+    return attempt
+
+
+def _record(
+    delivery: WebhookDelivery,
+    endpoint: WebhookEndpoint,
+    attempt: WebhookAttempt,
+    now: datetime,
+    manual: bool,
+) -> None:
+    attempt.save()
+    delivery.attempts = attempt.number
+    delivery.locked_until = None
+    if attempt.succeeded:
+        delivery.status, delivery.next_attempt_at = WebhookDelivery.Status.DELIVERED, None
+        WebhookEndpoint.objects.filter(pk=endpoint.pk).update(failing_since=None)
+    else:
+        retries = sum(1 for t in delivery.tries.all() if not t.manual)
+        if not manual and retries <= len(RETRY_AFTER):
+            delivery.next_attempt_at = now + RETRY_AFTER[retries - 1]
+            deliver_one.using(run_after=delivery.next_attempt_at).enqueue(delivery.message_id)
+        elif not manual:
+            delivery.status, delivery.next_attempt_at = WebhookDelivery.Status.FAILED, None
+        _note_failure(endpoint, now)
+    delivery.save(update_fields=["attempts", "locked_until", "status", "next_attempt_at"])
+
+
+def _note_failure(endpoint: WebhookEndpoint, now: datetime) -> None:
+    WebhookEndpoint.objects.filter(pk=endpoint.pk, failing_since__isnull=True).update(
+        failing_since=now
+    )
+    endpoint.refresh_from_db(fields=["failing_since", "enabled"])
+    if (
+        endpoint.enabled
+        and endpoint.failing_since
+        and now - endpoint.failing_since >= DISABLE_AFTER
+    ):
+        endpoint_disable_failing(endpoint, now)
+
+
+def sweep(now: datetime | None = None, limit: int = 500) -> int:
+    """Queue again the deliveries that are due and not held, whose task was lost (a worker
+    killed mid-attempt, a queue emptied): a safety net, run every minute. Returns how many."""
+    now = now or timezone.now()
+    stale = now - timedelta(minutes=5)
+    lost = list(
+        WebhookDelivery.objects.filter(
+            status=WebhookDelivery.Status.PENDING, next_attempt_at__lte=stale
+        )
+        .filter(Q(locked_until__isnull=True) | Q(locked_until__lt=now))
+        .values_list("message_id", flat=True)[:limit]
+    )
+    if lost:
+        deliver_event.enqueue(lost)
+    return len(lost)
+
+
+def endpoint_disable_failing(endpoint: WebhookEndpoint, now: datetime) -> None:
+    """Turn off an endpoint that has failed for 5 days and tell the workspace's owners."""
+    with transaction.atomic():
+        updated = WebhookEndpoint.objects.filter(pk=endpoint.pk, enabled=True).update(
+            enabled=False, disabled_reason="Every delivery failed for 5 days."
+        )
+        if not updated:
+            return
+        audit_record(
+            workspace=endpoint.workspace,
+            action=WEBHOOK_DISABLED,
+            actor=Actor.of_operator("webhook deliveries"),
+            subject=endpoint.url,
+            data={
+                "failing_since": endpoint.failing_since.isoformat()
+                if endpoint.failing_since
+                else None
+            },
+        )
+        owners = Membership.objects.filter(
+            workspace=endpoint.workspace, role=Membership.Role.OWNER
+        ).values_list("user__email", flat=True)
+        link = settings.SITE_URL + reverse("webhooks:detail", args=[endpoint.pk])
+        body = (
+            f"Every delivery to the webhook endpoint {endpoint.url} of "
+            f"{endpoint.workspace.name} has failed since "
+            f"{endpoint.failing_since:%Y-%m-%d %H:%M} UTC, so it is now disabled: no events "
+            f"are sent to it.\n\nIts delivery log, and the switch to enable it again:\n{link}\n"
+        )
+        send_email.enqueue(f"Webhook endpoint disabled: {endpoint.url}", body, list(owners))
+
+
+@task()
+def deliver_event(message_ids: list[str]) -> None:
+    """One task per event, written by the request; each delivery then gets its own task, so a
+    slow endpoint never holds up another."""
+    if len(message_ids) == 1:
+        deliver(message_ids[0])
+        return
+    for message_id in message_ids:
+        deliver_one.enqueue(message_id)
+
+
+@task()
+def deliver_one(message_id: str, manual: bool = False) -> None:
+    deliver(message_id, manual=manual)

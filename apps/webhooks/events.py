@@ -1,0 +1,127 @@
+"""The events a workspace's webhooks receive, and how one is queued: a delivery row per
+subscribed endpoint and one task, written in the transaction of the change the event reports
+(no event without its change, no change without its event)."""
+
+import json
+import secrets
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from .delivery import deliver_event
+from .models import WebhookDelivery, WebhookEndpoint
+
+if TYPE_CHECKING:
+    from apps.audit.models import AuditEvent
+    from apps.workspaces.models import Workspace
+
+EVENT_TYPES = {
+    "key.created": "A key was created",
+    "key.revoked": "A key was revoked",
+    "key.rolled": "A key's secret was rolled",
+    "key.narrowed": "A key's permissions were narrowed",
+    "key.expiring": "A key expires in 7 days, then in 1 day",
+    "key.expired": "A key expired",
+    "key.leaked": "A key was found leaked and revoked",
+    "key.new_network": "A key was used from a network new to it",
+    "cli.login": "Someone signed in to the CLI",
+    "member.removed": "A member was removed",
+    "workspace.updated": "The workspace's settings changed",
+}
+PING = "webhook.ping"
+
+# Audit actions that are webhook events, and as which type.
+AUDITED = {
+    "key.created": "key.created",
+    "member_key.created": "key.created",
+    "key.revoked": "key.revoked",
+    "member_key.revoked": "key.revoked",
+    "key.rolled": "key.rolled",
+    "key.narrowed": "key.narrowed",
+    "key.leaked": "key.leaked",
+    "key.new_network": "key.new_network",
+    "cli.login": "cli.login",
+    "community.member_removed": "member.removed",
+    "team.member_removed": "member.removed",
+    "settings.changed": "workspace.updated",
+}
+
+
+def key_data(key: Any) -> dict[str, Any]:
+    """What an event says of a key: never its secret, only its hint."""
+    return {
+        "id": key.pk,
+        "name": key.name,
+        "hint": key.hint,
+        "kind": key.kind,
+        "scopes": list(key.scopes),
+        "holder": key.user.email,
+        "expiresAt": key.expires_at.isoformat() if key.expires_at else None,
+    }
+
+
+def webhook_emit(
+    workspace: "Workspace",
+    event_type: str,
+    data: dict[str, Any],
+    *,
+    at: datetime | None = None,
+    endpoints: list[WebhookEndpoint] | None = None,
+) -> list[WebhookDelivery]:
+    """Queue `event_type` with `data` for every enabled endpoint of the workspace that takes it
+    (or for `endpoints`). Must run inside the transaction of the change it reports."""
+    if not transaction.get_connection().in_atomic_block:
+        raise RuntimeError("webhook_emit must run inside the transaction of its change")
+    if endpoints is None:
+        endpoints = [
+            e
+            for e in WebhookEndpoint.objects.filter(workspace=workspace, enabled=True)
+            if e.receives(event_type)
+        ]
+    if not endpoints:
+        return []
+    at = at or timezone.now()
+    payload = {
+        "type": event_type,
+        "timestamp": at.isoformat().replace("+00:00", "Z"),
+        "data": {"workspace": {"id": str(workspace.pk), "name": workspace.name}, **data},
+    }
+    body = json.dumps(payload, separators=(",", ":"), default=str)
+    deliveries = WebhookDelivery.objects.bulk_create(
+        WebhookDelivery(
+            endpoint=endpoint,
+            message_id="msg_" + secrets.token_hex(16),
+            event_type=event_type,
+            payload=body,
+            created_at=at,
+            next_attempt_at=at,
+        )
+        for endpoint in endpoints
+    )
+    deliver_event.enqueue([d.message_id for d in deliveries])
+    return deliveries
+
+
+def emit_audited(event: "AuditEvent") -> None:
+    """The audit listener: an audited change that is a webhook event is queued as one."""
+    event_type = AUDITED.get(event.action)
+    if event_type is None:
+        return
+    data: dict[str, Any] = {
+        "actor": {
+            "type": "key"
+            if event.actor_key_id
+            else ("user" if event.actor_user_id else "operator"),
+            "label": event.actor_label,
+            "ip": event.ip,
+        },
+        "details": event.data,
+        "auditEventId": event.pk,
+    }
+    if event.key is not None:
+        data["key"] = key_data(event.key)
+    if event.subject and event.key is None:
+        data["subject"] = event.subject
+    webhook_emit(event.workspace, event_type, data, at=event.created_at)

@@ -1,0 +1,31 @@
+"""Webhook signing secrets: `whsec_` and 32 random bytes in base64, as Standard Webhooks has
+them; kept encrypted with a key derived from SECRET_KEY (they must be read to sign)."""
+
+import base64
+import secrets
+
+from cryptography.fernet import Fernet
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+from django.conf import settings
+
+PREFIX = "whsec_"
+
+
+def new_secret() -> str:
+    return PREFIX + base64.b64encode(secrets.token_bytes(32)).decode()
+
+
+def _fernet() -> Fernet:
+    derived = HKDF(
+        algorithm=hashes.SHA256(), length=32, salt=None, info=b"gatehouse webhook secrets"
+    ).derive(settings.SECRET_KEY.encode())
+    return Fernet(base64.urlsafe_b64encode(derived))
+
+
+def seal(secret: str) -> str:
+    return _fernet().encrypt(secret.encode()).decode()
+
+
+def unseal(sealed: str) -> str:
+    return _fernet().decrypt(sealed.encode()).decode()
