@@ -304,7 +304,10 @@ LOGGING = {
             "filters": ["redact_query_credentials"],
         },
         # The MCP SDK logs two INFO lines per stateless request (its session manager starting
-        # and stopping) and httpx2 one per call: noise at this volume, so warnings only.
-        **{name: {"level": "WARNING"} for name in ("mcp", "httpx2")},
+        # and stopping) and httpx2 one per call: noise at this volume, so warnings only. httpx
+        # logs each webhook delivery's full URL, which may hold the receiver's own token:
+        # apps.webhooks logs each delivery instead, by host. django_tasks logs every task's
+        # start and end at INFO: the worker's log would be nothing else.
+        **{name: {"level": "WARNING"} for name in ("mcp", "httpx2", "httpx", "django_tasks")},
     },
 }

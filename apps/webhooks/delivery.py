@@ -6,6 +6,7 @@ days is disabled and its workspace's owners told by e-mail."""
 import logging
 import time
 from datetime import datetime, timedelta
+from urllib.parse import urlsplit
 
 import httpx
 from django.conf import settings
@@ -100,7 +101,6 @@ def _send(
     attempt = WebhookAttempt(delivery=delivery, number=delivery.attempts + 1, at=now)
     headers = signature_headers(endpoint, delivery.message_id, delivery.payload, now)
     started = time.perf_counter()
-    own_client = client is None
     client = client or delivery_client()
     try:
         response = client.post(endpoint.url, content=delivery.payload.encode(), headers=headers)
@@ -113,15 +113,12 @@ def _send(
         attempt.error = "No answer within 10 seconds."
     except httpx.HTTPError as exc:
         attempt.error = f"Could not connect: {exc}"[:300]
-    finally:
-        if own_client:
-            client.close()
     attempt.duration_ms = round((time.perf_counter() - started) * 1000)
     logger.info(
         "Webhook %s %s to %s: %s in %d ms",
         delivery.event_type,
         delivery.message_id,
-        endpoint.url,
+        urlsplit(endpoint.url).netloc,  # not the path or query: they may hold a token
         attempt.response_status or attempt.error,
         attempt.duration_ms,
     )

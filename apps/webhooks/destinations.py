@@ -5,8 +5,11 @@ addresses the name resolves to at the moment of connecting, and the connection g
 address that was checked, so a name that resolves elsewhere a second later (DNS rebinding)
 changes nothing."""
 
+import functools
 import ipaddress
+import os
 import socket
+import ssl
 from urllib.parse import urlsplit
 
 import httpcore
@@ -84,12 +87,28 @@ class _GuardedBackend(httpcore.SyncBackend):
         return super().connect_tcp(str(addresses[0]), port, timeout, local_address, [])
 
 
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    return httpx.create_ssl_context()  # loading the CA bundle takes tens of milliseconds
+
+
+_clients: dict[int, httpx.Client] = {}
+
+
 def delivery_client() -> httpx.Client:
-    """An HTTP client for deliveries: 10 s in all, no redirects, no proxies from the
-    environment, connections only to addresses `address_allowed` accepts."""
+    """This process's HTTP client for deliveries (kept, so connections are reused): 10 s in
+    all, no redirects, no proxies from the environment, connections only to addresses
+    `address_allowed` accepts."""
+    client = _clients.get(os.getpid())
+    if client is None:
+        client = _clients[os.getpid()] = _new_client()
+    return client
+
+
+def _new_client() -> httpx.Client:
     transport = httpx.HTTPTransport(retries=0)
     transport._pool = httpcore.ConnectionPool(  # the only way in for a network backend
-        ssl_context=httpx.create_ssl_context(),
+        ssl_context=_ssl_context(),
         max_connections=4,
         network_backend=_GuardedBackend(),
     )
