@@ -60,9 +60,11 @@ def main() -> None:
         sh(PYTHON, "manage.py", "migrate", "--noinput", "-v0")
         print("Preparing the demo workspace and a fresh demo key ...", flush=True)
         sh(PYTHON, "manage.py", "demo", "--base-url", f"http://127.0.0.1:{port}")
-        # The daily expiry-notice job, hourly here; its e-mails print to this console.
+        # A task worker beside the server: webhook deliveries, e-mails of jobs, the schedule
+        # (expiry notices hourly, usage and pruning daily). Its log shares this console.
         os.environ.setdefault("SITE_URL", f"http://127.0.0.1:{port}")
-        subprocess.Popen([str(PYTHON), "manage.py", "sendexpirynotices", "--every", "3600"])
+        worker = ["worker", "--", "--no-startup-delay", "--verbosity", "0"]  # deliveries logged
+        subprocess.Popen([str(PYTHON), "manage.py", *worker])
         os.execv(PYTHON, [str(PYTHON), "manage.py", "runserver", f"127.0.0.1:{port}"])
     elif command == "test":
         ensure_environment("requirements-dev.txt")

@@ -7,6 +7,7 @@ import apps.common.urls  # noqa: F401 - registers the <id:...> converter the app
 from apps.accounts import views as account_views
 from apps.api import views as api_views
 from apps.common.devmail import dev_mailbox
+from apps.webhooks.devreceiver import dev_receive, dev_webhooks
 from apps.workspaces import views as workspace_views
 
 from .cli_package import cli_download
@@ -40,6 +41,8 @@ urlpatterns = [
     path("portal/", include("apps.portal.urls")),
     path("healthz", api_views.health, name="health"),
     path("dev/mail/", dev_mailbox, name="dev_mailbox"),  # a 404 unless DEBUG is on
+    path("dev/webhooks/", dev_webhooks, name="dev_webhooks"),  # the same
+    path("dev/webhooks/receive", dev_receive, name="dev_webhook_receive"),
     path("cli/gatehouse.tar.gz", cli_download, name="cli_download"),
     path("admin/", admin.site.urls),
 ]

@@ -9,7 +9,7 @@ from django.core import mail
 from apps.audit.models import AuditEvent
 from apps.audit.services import Actor
 from apps.webhooks.models import WebhookDelivery, WebhookEndpoint
-from apps.webhooks.services import endpoint_send_test
+from apps.webhooks.services import endpoint_create, endpoint_send_test
 from apps.workspaces.models import Membership
 from tests.conftest import run_tasks
 from tests.factories import UserFactory, WorkspaceFactory, owner_of
@@ -144,3 +144,55 @@ def test_an_endpoint_failing_for_five_days_is_disabled_and_its_owners_told(clien
     (notice,) = mail.outbox
     assert notice.to == [owner.email] and hooks.url in notice.body
     assert AuditEvent.objects.filter(action="webhook.disabled").count() == 1
+
+
+def test_the_development_servers_own_receiver_checks_and_lists_deliveries(live_server, settings):
+    settings.DEBUG = True
+    workspace = WorkspaceFactory()
+    made = endpoint_create(
+        workspace,
+        url=f"{live_server.url}/dev/webhooks/receive",
+        event_types=["key.revoked"],
+        actor=Actor.of_operator("test"),
+    )
+    endpoint_send_test(made.endpoint, actor=Actor.of_operator("test"))
+    run_tasks()
+    assert WebhookDelivery.objects.get().status == "delivered"
+    import httpx
+
+    page = httpx.get(f"{live_server.url}/dev/webhooks/").text
+    assert "webhook.ping" in page and "signature valid" in page
+    forged = httpx.post(
+        f"{live_server.url}/dev/webhooks/receive",
+        content=b'{"type": "key.revoked"}',
+        headers={"webhook-id": "msg_1", "webhook-timestamp": "1", "webhook-signature": "v1,AAAA"},
+    )
+    assert forged.status_code == 400
+    settings.DEBUG = False
+    assert httpx.get(f"{live_server.url}/dev/webhooks/").status_code == 404
+
+
+def test_a_key_used_from_a_new_network_is_an_event(owner):
+    from django.test import Client as Plain
+
+    from tests.factories import make_key
+
+    with receiver() as hooks:
+        made = add_endpoint(owner, hooks.url, ["key.new_network"])
+        created = make_key(user=owner)
+        for address in ("192.0.2.10", "198.51.100.7"):  # the second is a new /24
+            answer = Plain(HTTP_AUTHORIZATION=f"Bearer {created.secret}", REMOTE_ADDR=address).get(
+                "/api/v1/workspace"
+            )
+            assert answer.status_code == 200
+        run_tasks()
+        (event,) = hooks.verified(made.secret)
+    assert event["type"] == "key.new_network"
+    assert event["data"]["details"] == {"network": "198.51.100.0/24", "address": "198.51.100.7"}
+    assert event["data"]["key"]["hint"] == created.key.hint
+
+
+def add_endpoint(owner, url, events):
+    return endpoint_create(
+        owner.memberships.get().workspace, url=url, event_types=events, actor=Actor.of_user(owner)
+    )

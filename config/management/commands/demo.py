@@ -10,6 +10,9 @@ from apps.api_keys.models import ApiKey
 from apps.api_keys.policy import DEFAULT_LIFETIME, expiry_in_days
 from apps.api_keys.services import api_key_create, api_key_revoke
 from apps.audit.services import Actor
+from apps.webhooks.events import EVENT_TYPES
+from apps.webhooks.models import WebhookEndpoint
+from apps.webhooks.services import endpoint_create
 from apps.workspaces.models import Membership, Workspace
 from apps.workspaces.services import workspace_create
 
@@ -40,6 +43,16 @@ class Command(BaseCommand):
                 if membership
                 else workspace_create(name=DEMO_WORKSPACE, owner=user)
             )
+            # Every event of the workspace goes to the development server's own receiver.
+            receiver = f"{base_url.rstrip('/')}/dev/webhooks/receive"
+            if not WebhookEndpoint.objects.filter(workspace=workspace, url=receiver).exists():
+                endpoint_create(
+                    workspace,
+                    url=receiver,
+                    event_types=list(EVENT_TYPES),
+                    description="The development server's own receiver",
+                    actor=Actor.of_operator("demo"),
+                )
             # One demo key at a time: the one minted by the previous start stops working.
             for previous in ApiKey.objects.in_state("active").filter(
                 workspace=workspace, user=user, name="Demo key"
@@ -69,6 +82,8 @@ class Command(BaseCommand):
                     f"  API document: {base_url}/api/v1/openapi.json",
                     f"  Terminal:  .venv/bin/gatehouse login --url {base_url}",
                     f"  Mailbox:   {base_url}/dev/mail/ (every e-mail this server sends)",
+                    f"  Webhooks:  {base_url}/dev/webhooks/ (every event of this workspace, "
+                    "delivered by the worker, whose log below shows each delivery)",
                     "  MCP, with the MCP Inspector's CLI (Node.js):",
                     f"    npx -y {MCP_INSPECTOR} --cli {base_url}/mcp --transport http "
                     f"--header 'Authorization: Bearer {created.secret}' --method tools/list",
