@@ -174,9 +174,31 @@ def sweep(now: datetime | None = None, limit: int = 500) -> int:
         .filter(Q(locked_until__isnull=True) | Q(locked_until__lt=now))
         .values_list("message_id", flat=True)[:limit]
     )
-    if lost:
-        deliver_event.enqueue(lost)
-    return len(lost)
+    for message_id in lost:
+        deliver_one.enqueue(message_id)
+    return len(lost) + _events_lost(now - timedelta(minutes=5))
+
+
+def _events_lost(started_before: datetime) -> int:
+    """Queue again the events whose fan-out task was taken by a worker that died before it
+    wrote their deliveries (the database backend leaves such a task "running" for ever)."""
+    from django_tasks import TaskResultStatus
+    from django_tasks_db.models import DBTaskResult
+
+    stuck = DBTaskResult.objects.filter(
+        status=TaskResultStatus.RUNNING,
+        task_path=deliver_event.module_path,
+        started_at__lt=started_before,
+    )
+    again = 0
+    for task_result in stuck[:100]:
+        with transaction.atomic():
+            if DBTaskResult.objects.filter(
+                pk=task_result.pk, status=TaskResultStatus.RUNNING
+            ).update(status=TaskResultStatus.FAILED, finished_at=timezone.now()):
+                deliver_event.enqueue(*task_result.args_kwargs["args"])
+                again += 1
+    return again
 
 
 def endpoint_disable_failing(endpoint: WebhookEndpoint, now: datetime) -> None:
@@ -211,10 +233,36 @@ def endpoint_disable_failing(endpoint: WebhookEndpoint, now: datetime) -> None:
         send_email.enqueue(f"Webhook endpoint disabled: {endpoint.url}", body, list(owners))
 
 
+def message_id_of(event_id: str, endpoint_id: int) -> str:
+    """The `webhook-id` of an event's delivery to an endpoint: the same on every attempt, and
+    the same if the event is fanned out again."""
+    return f"msg_{event_id}_{endpoint_id}"
+
+
 @task()
-def deliver_event(message_ids: list[str]) -> None:
-    """One task per event, written by the request; each delivery then gets its own task, so a
-    slow endpoint never holds up another."""
+def deliver_event(
+    event_id: str, event_type: str, body: str, endpoint_ids: list[int], at: str
+) -> None:
+    """An event, as the request queued it: write its deliveries (once, whatever the number of
+    runs), then make the first attempt, here for a single endpoint or each in its own task so
+    a slow endpoint never holds up another."""
+    created = datetime.fromisoformat(at)
+    endpoints = WebhookEndpoint.objects.filter(pk__in=endpoint_ids).values_list("pk", flat=True)
+    WebhookDelivery.objects.bulk_create(
+        [
+            WebhookDelivery(
+                endpoint_id=endpoint_id,
+                message_id=message_id_of(event_id, endpoint_id),
+                event_type=event_type,
+                payload=body,
+                created_at=created,
+                next_attempt_at=created,
+            )
+            for endpoint_id in endpoints  # an endpoint removed meanwhile gets nothing
+        ],
+        ignore_conflicts=True,
+    )
+    message_ids = [message_id_of(event_id, endpoint_id) for endpoint_id in endpoints]
     if len(message_ids) == 1:
         deliver(message_ids[0])
         return

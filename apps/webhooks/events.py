@@ -11,7 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from .delivery import deliver_event
-from .models import WebhookDelivery, WebhookEndpoint
+from .models import WebhookEndpoint
 
 if TYPE_CHECKING:
     from apps.audit.models import AuditEvent
@@ -69,39 +69,34 @@ def webhook_emit(
     *,
     at: datetime | None = None,
     endpoints: list[WebhookEndpoint] | None = None,
-) -> list[WebhookDelivery]:
+) -> str | None:
     """Queue `event_type` with `data` for every enabled endpoint of the workspace that takes it
-    (or for `endpoints`). Must run inside the transaction of the change it reports."""
+    (or for `endpoints`); return the event's id (None: nobody takes it). Must run inside the
+    transaction of the change it reports. The request writes one task row whatever the number
+    of endpoints: the worker that runs it writes the deliveries."""
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("webhook_emit must run inside the transaction of its change")
     if endpoints is None:
-        endpoints = [
-            e
-            for e in WebhookEndpoint.objects.filter(workspace=workspace, enabled=True)
-            if e.receives(event_type)
+        subscribed = WebhookEndpoint.objects.filter(workspace=workspace, enabled=True)
+        ids = [
+            pk
+            for pk, types in subscribed.values_list("pk", "event_types")
+            if event_type == PING or event_type in types
         ]
-    if not endpoints:
-        return []
+    else:
+        ids = [endpoint.pk for endpoint in endpoints]
+    if not ids:
+        return None
     at = at or timezone.now()
     payload = {
         "type": event_type,
         "timestamp": at.isoformat().replace("+00:00", "Z"),
         "data": {"workspace": {"id": str(workspace.pk), "name": workspace.name}, **data},
     }
+    event_id = secrets.token_hex(12)
     body = json.dumps(payload, separators=(",", ":"), default=str)
-    deliveries = WebhookDelivery.objects.bulk_create(
-        WebhookDelivery(
-            endpoint=endpoint,
-            message_id="msg_" + secrets.token_hex(16),
-            event_type=event_type,
-            payload=body,
-            created_at=at,
-            next_attempt_at=at,
-        )
-        for endpoint in endpoints
-    )
-    deliver_event.enqueue([d.message_id for d in deliveries])
-    return deliveries
+    deliver_event.enqueue(event_id, event_type, body, ids, at.isoformat())
+    return event_id
 
 
 def emit_audited(event: "AuditEvent") -> None:

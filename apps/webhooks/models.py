@@ -34,9 +34,6 @@ class WebhookEndpoint(models.Model):
     def __str__(self) -> str:
         return self.url
 
-    def receives(self, event_type: str) -> bool:
-        return event_type == "webhook.ping" or event_type in self.event_types
-
 
 class WebhookDelivery(models.Model):
     """One event for one endpoint: its payload as sent (the same bytes on every attempt, with

@@ -156,16 +156,15 @@ def endpoint_delete(endpoint: WebhookEndpoint, *, actor: Actor) -> None:
         endpoint.delete()
 
 
-def endpoint_send_test(endpoint: WebhookEndpoint, *, actor: Actor) -> WebhookDelivery:
+def endpoint_send_test(endpoint: WebhookEndpoint, *, actor: Actor) -> None:
     """Queue a `webhook.ping` for this endpoint alone (enabled or not)."""
     with transaction.atomic():
-        (delivery,) = webhook_emit(
+        webhook_emit(
             endpoint.workspace,
             PING,
             {"endpoint": {"id": endpoint.pk, "url": endpoint.url}, "sentBy": actor.label},
             endpoints=[endpoint],
         )
-    return delivery
 
 
 def delivery_redeliver(delivery: WebhookDelivery, *, actor: Actor) -> None:

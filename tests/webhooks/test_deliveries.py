@@ -217,3 +217,24 @@ def test_a_redirect_is_not_followed_and_counts_as_a_failure(owner):
     assert attempt.response_status == 302 and not attempt.succeeded
     assert "Redirects are not followed" in attempt.error
     assert len(hooks.received) == 1
+
+
+def test_an_event_whose_fan_out_worker_died_is_sent_again_by_the_sweep(owner):
+    with receiver() as first, receiver() as second:
+        made = [subscribe(owner, hooks.url, ["key.revoked"]) for hooks in (first, second)]
+        api_key_revoke(key=make_key(user=owner).key, actor=Actor.of_user(owner))
+        # A worker takes the event's task and dies before writing its deliveries.
+        fan_out = DBTaskResult.objects.get(status="READY")
+        DBTaskResult.objects.filter(pk=fan_out.pk).update(
+            status="RUNNING", started_at=timezone.now() - timedelta(minutes=10)
+        )
+        run_tasks()
+        assert first.received == [] and not WebhookDelivery.objects.exists()
+        jobs_run_due()  # the sweep
+        run_tasks()
+        jobs_run_due(timezone.now() + timedelta(minutes=1, seconds=1))  # nothing more
+        run_tasks()
+        for hooks, endpoint in zip((first, second), made, strict=True):
+            assert [p["type"] for p in hooks.verified(endpoint.secret)] == ["key.revoked"]
+    assert first.received[0].message_id != second.received[0].message_id
+    assert DBTaskResult.objects.get(pk=fan_out.pk).status == "FAILED"
