@@ -19,6 +19,7 @@ FIELD_LABELS = {
     "require_two_factor": "Two-factor authentication required",
     "description": "Description",
     "restrictions": "Restrictions",
+    "endpoint": "Webhook endpoint",
 }
 ROLE_LABELS = {"owner": "Owner", "admin": "Admin", "member": "Member"}
 

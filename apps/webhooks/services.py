@@ -50,13 +50,11 @@ def clean_event_types(event_types: list[str]) -> list[str]:
     return [t for t in EVENT_TYPES if t in event_types]
 
 
-def _described(endpoint: WebhookEndpoint) -> dict[str, object]:
-    return {
-        "url": endpoint.url,
-        "description": endpoint.description,
-        "events": endpoint.event_types,
-        "enabled": endpoint.enabled,
-    }
+def _described(endpoint: WebhookEndpoint) -> str:
+    """An endpoint in a line, for the audit log's before → after."""
+    state = "enabled" if endpoint.enabled else "disabled"
+    described = f" “{endpoint.description}”" if endpoint.description else ""
+    return f"{endpoint.url}{described}, {state}, events: {', '.join(endpoint.event_types)}"
 
 
 def endpoint_create(
@@ -86,7 +84,7 @@ def endpoint_create(
             action=WEBHOOK_CREATED,
             actor=actor,
             subject=url,
-            data={"after": _described(endpoint)},
+            data={"field": "endpoint", "after": _described(endpoint)},
         )
     return EndpointWithSecret(endpoint, secret)
 
@@ -117,7 +115,7 @@ def endpoint_update(
             action=WEBHOOK_UPDATED,
             actor=actor,
             subject=endpoint.url,
-            data={"before": before, "after": after},
+            data={"field": "endpoint", "before": before, "after": after},
         )
     return endpoint
 
@@ -151,7 +149,7 @@ def endpoint_delete(endpoint: WebhookEndpoint, *, actor: Actor) -> None:
             action=WEBHOOK_DELETED,
             actor=actor,
             subject=endpoint.url,
-            data={"before": _described(endpoint)},
+            data={"field": "endpoint", "before": _described(endpoint)},
         )
         endpoint.delete()
 

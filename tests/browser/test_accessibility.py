@@ -9,7 +9,7 @@ import pytest
 from apps.audit.services import Actor
 from apps.invitations.services import invitation_create
 from tests.browser.test_dashboard import sign_in
-from tests.browser.test_every_page import owner_pages
+from tests.browser.test_every_page import owner_pages, seed_webhooks
 from tests.factories import PASSWORD, make_community, make_key, member_of, owner_of
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -73,7 +73,8 @@ def test_every_page_passes_axe(axe_page, browser, live_server):
         page.goto(path)
         found[name] = serious_violations(page)
     sign_in(page, "owner@acme.test")
-    for name, path in owner_pages(key.pk, community.pk).items():
+    endpoint_id = seed_webhooks(owner)
+    for name, path in owner_pages(key.pk, community.pk, endpoint_id).items():
         page.goto(path)
         found[name] = serious_violations(page)
     page.context.clear_cookies()

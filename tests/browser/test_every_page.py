@@ -21,7 +21,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 WIDTHS = {"desktop": 1280, "phone": 390}
 
 
-def owner_pages(key_id: int, community_id: int) -> dict[str, str]:
+def owner_pages(key_id: int, community_id: int, endpoint_id: int | None = None) -> dict[str, str]:
+    webhook = {"webhook": f"/settings/webhooks/{endpoint_id}/"} if endpoint_id else {}
     return {
         "keys": "/integrations/api/",
         "key-create": "/integrations/api/new/",
@@ -34,6 +35,8 @@ def owner_pages(key_id: int, community_id: int) -> dict[str, str]:
         "team": "/settings/team/",
         "audit": "/audit/",
         "usage": "/usage/",
+        "webhooks": "/settings/webhooks/",
+        **webhook,
         "device": "/device",
         "password": "/account/password/change/",
         "two-factor": "/account/2fa/",
@@ -43,6 +46,44 @@ def owner_pages(key_id: int, community_id: int) -> dict[str, str]:
         "reauthenticate": "/account/reauthenticate/",
         "security-log": "/account/security/",
     }
+
+
+def seed_webhooks(owner) -> int:
+    """An endpoint with a long URL and a delivery log: one event delivered at the second try,
+    one still failing; returns the endpoint's id."""
+    from apps.webhooks.models import WebhookAttempt, WebhookDelivery
+    from apps.webhooks.services import endpoint_create
+
+    endpoint = endpoint_create(
+        owner.memberships.get().workspace,
+        url="https://hooks.security-team.example.com/gatehouse/events/incoming?source=prod",
+        event_types=["key.created", "key.revoked", "key.leaked", "key.expiring"],
+        description="The security team's SIEM",
+        actor=Actor.of_user(owner),
+    ).endpoint
+    body = (
+        '{"type":"key.revoked","timestamp":"2026-11-24T10:00:00Z","data":{"key":{"id":7,'
+        '"name":"Zapier sync for the billing team","hint":"gwk_…Qt40","scopes":["pages:read"]}}}'
+    )
+    for n, answers in enumerate([[502, 200], [500, 500]]):
+        delivery = WebhookDelivery.objects.create(
+            endpoint=endpoint,
+            message_id=f"msg_6f1c2a9e0b7d44e1a3c5d8f2_{n}",
+            event_type=["key.revoked", "key.leaked"][n],
+            payload=body,
+            status="delivered" if answers[-1] == 200 else "pending",
+            attempts=len(answers),
+        )
+        for number, status in enumerate(answers, start=1):
+            WebhookAttempt.objects.create(
+                delivery=delivery,
+                number=number,
+                duration_ms=40 + number * 7,
+                response_status=status,
+                response_body="ok" if status == 200 else "<html><body>Bad gateway</body></html>",
+                succeeded=status == 200,
+            )
+    return endpoint.pk
 
 
 def seed_usage(key) -> None:
@@ -160,12 +201,14 @@ def test_no_page_scrolls_sideways(browser, live_server, shoot, width):
         sign_in(page, "owner@acme.test")
         overflowing = {}
         pages = {
-            **owner_pages(key.pk, community.pk),
+            **owner_pages(key.pk, community.pk, seed_webhooks(owner)),
             "key-page-long-holder": f"/integrations/api/keys/{theirs.pk}/",
         }
         for name, path in pages.items():
             response = page.goto(path)
             assert response.status == 200, (name, response.status)
+            if name == "webhook":  # the delivery log with one delivery's attempts open
+                page.locator(".deliveries details summary").first.click()
             shoot(page, f"{width}-{name}")
             scroll_width = page.evaluate("document.documentElement.scrollWidth")
             if scroll_width > WIDTHS[width]:
