@@ -102,8 +102,7 @@ def api_key_create(
     `expires_at=None` means no expiry. A CLI-tagged key always lives exactly 90 days, so
     `expires_at` must be None for it; `installation_id` names the CLI installation that logged
     in (one live key each, which the database enforces). `restrictions` limit it further.
-    Raises InvalidInput for a bad name, scopes, expiry or restriction (see _check_grants).
-    The audit event names `actor` (the user themself when not given), never the secret.
+    InvalidInput for a bad name, scopes, expiry or restriction; audited as `actor` (default: user).
     """
     now = timezone.now()
     name = clean_text(name, "name", max_length=100)
