@@ -254,6 +254,8 @@ TASKS = {
 }
 # `migrate` queues the schedule's first tick (apps/jobs/schedule.py); the tests run jobs by hand.
 JOBS_START_ON_MIGRATE = True
+# How long one webhook attempt may take in all: connecting, sending, and the answer's first 2 KB.
+WEBHOOK_TIMEOUT_SECONDS = 10
 # Webhook deliveries may go to loopback and private addresses only in development (and tests).
 WEBHOOKS_ALLOW_PRIVATE = env_bool("WEBHOOKS_ALLOW_PRIVATE", DEBUG)
 # The dashboard's address as people reach it, for links in e-mails sent by jobs (no request).

@@ -5,11 +5,15 @@ addresses the name resolves to at the moment of connecting, and the connection g
 address that was checked, so a name that resolves elsewhere a second later (DNS rebinding)
 changes nothing."""
 
+import contextlib
 import functools
 import ipaddress
 import os
 import socket
 import ssl
+import threading
+import time
+from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 import httpcore
@@ -17,25 +21,29 @@ import httpx
 from django.conf import settings
 from django.core.exceptions import ValidationError
 
-TIMEOUT_SECONDS = 10.0
-
 
 def clean_url(url: str) -> str:
-    """The endpoint URL as given, or ValidationError saying what is wrong with it."""
+    """The endpoint URL as given, or ValidationError saying what is wrong with it (parsed as
+    the delivery's HTTP client will parse it, so a URL saved is a URL it can send to)."""
     url = url.strip()
-    parts = urlsplit(url)
-    if parts.scheme not in ("https", "http") or not parts.hostname:
+    try:
+        parts = urlsplit(url)
+        hostname, _port = parts.hostname, parts.port
+        _host = httpx.URL(url).host  # what the client decodes: an invalid A-label fails here
+    except (ValueError, httpx.InvalidURL):  # a bad port, IPv6 literal or international name
+        raise ValidationError("This URL cannot be parsed: check its host and port.") from None
+    if parts.scheme not in ("https", "http") or not hostname:
         raise ValidationError("Enter a full URL starting with https://.")
     if parts.username or parts.password:
         raise ValidationError("Leave user names and passwords out of the URL.")
     if parts.scheme == "http" and not (
-        settings.WEBHOOKS_ALLOW_PRIVATE and _is_loopback_name(parts.hostname)
+        settings.WEBHOOKS_ALLOW_PRIVATE and _is_loopback_name(hostname)
     ):
         raise ValidationError(
             "Use https://. Plain http:// is accepted only for loopback addresses in development."
         )
     if not settings.WEBHOOKS_ALLOW_PRIVATE:
-        literal = _literal_address(parts.hostname)
+        literal = _literal_address(hostname)
         if literal is not None and not address_allowed(literal):
             raise ValidationError("This address is private or reserved: webhooks cannot reach it.")
     return url
@@ -53,12 +61,23 @@ def _literal_address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address
         return None
 
 
+# Ranges Python's `is_global` (3.11) lets through that lead inside all the same: the IPv4
+# special-purpose block (cloud metadata at 192.0.0.192), IPv4 embedded in IPv6 by NAT64, 6to4
+# and the deprecated compatible form, and IPv6 site-local addresses.
+DENIED = [
+    ipaddress.ip_network(n)
+    for n in ("192.0.0.0/24", "64:ff9b::/96", "64:ff9b:1::/48", "2002::/16", "::/96", "fec0::/10")
+]
+
+
 def address_allowed(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
     """Whether a delivery may connect to `ip` (always, while WEBHOOKS_ALLOW_PRIVATE is on)."""
     if settings.WEBHOOKS_ALLOW_PRIVATE:
         return True
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped
+    if any(ip in network for network in DENIED if network.version == ip.version):
+        return False
     return ip.is_global and not ip.is_multicast
 
 
@@ -84,7 +103,61 @@ class _GuardedBackend(httpcore.SyncBackend):
         if refused:
             raise DestinationRefused(f"{host} resolves to a private address ({refused[0]})")
         # Connect to the address just checked, never to the name again.
-        return super().connect_tcp(str(addresses[0]), port, timeout, local_address, [])
+        stream = super().connect_tcp(str(addresses[0]), port, _left(timeout), local_address, [])
+        return _DeadlineStream(stream)
+
+
+# The moment the current attempt must end: each read and write of this thread's deliveries
+# waits at most until then, so a receiver trickling its answer a byte at a time is cut off at
+# the limit too (httpx's own timeouts count per read).
+_deadline = threading.local()
+
+
+def _left(timeout: float | None) -> float:
+    until = getattr(_deadline, "at", None)
+    if until is None:
+        return timeout if timeout is not None else float(settings.WEBHOOK_TIMEOUT_SECONDS)
+    left = until - time.monotonic()
+    if left <= 0:
+        raise httpcore.ReadTimeout("the delivery's time is up")
+    return left if timeout is None else min(timeout, left)
+
+
+class _DeadlineStream(httpcore.NetworkStream):
+    def __init__(self, stream: httpcore.NetworkStream) -> None:
+        self._stream = stream
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._stream.read(max_bytes, _left(timeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._stream.write(buffer, _left(timeout))
+
+    def close(self) -> None:
+        self._stream.close()
+
+    def start_tls(
+        self,
+        ssl_context: ssl.SSLContext,
+        server_hostname: str | None = None,
+        timeout: float | None = None,
+    ) -> httpcore.NetworkStream:
+        tls = self._stream.start_tls(ssl_context, server_hostname, _left(timeout))
+        return _DeadlineStream(tls)
+
+    def get_extra_info(self, info: str) -> object:
+        return self._stream.get_extra_info(info)
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Every connection, read and write of this thread's deliveries inside the block ends by
+    `seconds` from now."""
+    _deadline.at = time.monotonic() + seconds
+    try:
+        yield
+    finally:
+        _deadline.at = None
 
 
 @functools.cache
@@ -96,9 +169,9 @@ _clients: dict[int, httpx.Client] = {}
 
 
 def delivery_client() -> httpx.Client:
-    """This process's HTTP client for deliveries (kept, so connections are reused): 10 s in
-    all, no redirects, no proxies from the environment, connections only to addresses
-    `address_allowed` accepts."""
+    """This process's HTTP client for deliveries (kept, so connections are reused): each
+    attempt within `time_limit`, no redirects, no proxies from the environment, connections
+    only to addresses `address_allowed` accepts."""
     client = _clients.get(os.getpid())
     if client is None:
         client = _clients[os.getpid()] = _new_client()
@@ -114,7 +187,7 @@ def _new_client() -> httpx.Client:
     )
     return httpx.Client(
         transport=transport,
-        timeout=TIMEOUT_SECONDS,
+        timeout=settings.WEBHOOK_TIMEOUT_SECONDS,
         follow_redirects=False,
         trust_env=False,
         headers={"User-Agent": "Gatehouse-Webhooks/1"},

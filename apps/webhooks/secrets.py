@@ -4,7 +4,7 @@ them; kept encrypted with a key derived from SECRET_KEY (they must be read to si
 import base64
 import secrets
 
-from cryptography.fernet import Fernet
+from cryptography.fernet import Fernet, MultiFernet
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from django.conf import settings
@@ -16,11 +16,18 @@ def new_secret() -> str:
     return PREFIX + base64.b64encode(secrets.token_bytes(32)).decode()
 
 
-def _fernet() -> Fernet:
+def _fernet_of(secret_key: str) -> Fernet:
     derived = HKDF(
         algorithm=hashes.SHA256(), length=32, salt=None, info=b"gatehouse webhook secrets"
-    ).derive(settings.SECRET_KEY.encode())
+    ).derive(secret_key.encode())
     return Fernet(base64.urlsafe_b64encode(derived))
+
+
+def _fernet() -> MultiFernet:
+    """Seals with SECRET_KEY; opens with it or any of SECRET_KEY_FALLBACKS, so SECRET_KEY can be
+    rotated the way Django rotates it."""
+    keys = [settings.SECRET_KEY, *getattr(settings, "SECRET_KEY_FALLBACKS", [])]
+    return MultiFernet([_fernet_of(key) for key in keys])
 
 
 def seal(secret: str) -> str:

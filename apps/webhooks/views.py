@@ -74,6 +74,7 @@ def endpoint_list(request: WorkspaceRequest) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 @workspace_staff_required(owner_only=True)
+@recent_authentication_required(allow_get=True)  # a new URL would receive every event
 def endpoint_detail(request: WorkspaceRequest, endpoint_id: int) -> HttpResponse:
     """An endpoint's settings and its delivery log, newest first."""
     endpoint = _endpoint(request, endpoint_id)
@@ -119,6 +120,7 @@ def endpoint_roll(request: WorkspaceRequest, endpoint_id: int) -> HttpResponse:
 
 @require_http_methods(["POST"])
 @workspace_staff_required(owner_only=True)
+@recent_authentication_required
 def endpoint_remove(request: WorkspaceRequest, endpoint_id: int) -> HttpResponse:
     endpoint = _endpoint(request, endpoint_id)
     endpoint_delete(endpoint, actor=request_actor(request))

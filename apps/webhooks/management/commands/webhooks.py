@@ -43,7 +43,10 @@ class Command(BaseCommand):
             last_event=Max("deliveries__created_at"),
         )
         if workspace is not None:
-            endpoints = endpoints.filter(workspace_id=workspace)
+            try:
+                endpoints = endpoints.filter(workspace=Workspace.objects.get(pk=workspace))
+            except (Workspace.DoesNotExist, ValidationError):
+                raise CommandError(f"No workspace {workspace}.") from None
         if not endpoints:
             self.stdout.write("No webhook endpoints.")
             return
