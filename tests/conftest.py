@@ -5,6 +5,7 @@ from django.core.cache import cache
 from apps.api.ratelimit import rate_limit_reset
 from apps.api.usage import usage_reset
 from apps.api_keys.auth import blocked_addresses
+from apps.webhooks.destinations import delivery_clients_close
 
 from .client import Client
 from .factories import make_key
@@ -24,6 +25,7 @@ def _fast_and_isolated(settings):
     blocked_addresses.clear()
     usage_reset()
     yield
+    delivery_clients_close()  # a kept connection would hold a live server's thread open
     cache.clear()
     rate_limit_reset()
     blocked_addresses.clear()

@@ -178,6 +178,12 @@ def delivery_client() -> httpx.Client:
     return client
 
 
+def delivery_clients_close() -> None:
+    """Close the kept clients and their connections (the tests, between two tests)."""
+    while _clients:
+        _clients.popitem()[1].close()
+
+
 def _new_client() -> httpx.Client:
     transport = httpx.HTTPTransport(retries=0)
     transport._pool = httpcore.ConnectionPool(  # the only way in for a network backend
