@@ -5,6 +5,7 @@ deliveries on PostgreSQL."""
 import os
 import subprocess
 import sys
+import time
 from datetime import timedelta
 from io import StringIO
 from pathlib import Path
@@ -180,3 +181,29 @@ def test_two_workers_deliver_a_thousand_events_each_exactly_once():
 
     ran_by = {tuple(w) for w in DBTaskResult.objects.values_list("worker_ids", flat=True)}
     assert ran_by == {("w1",), ("w2",)}  # both workers took a share, no task ran twice
+
+
+def test_a_tick_lost_with_its_worker_is_replaced_by_the_next_check():
+    import threading
+
+    from django_tasks_db.models import DBTaskResult
+
+    from apps.jobs.management.commands.worker import keep_the_schedule
+    from apps.jobs.queue import waiting_tasks
+
+    schedule_ensure()
+    # A worker takes the tick and dies: the row stays "running", nothing is waiting.
+    DBTaskResult.objects.filter(task_path=run_schedule_tick.module_path).update(status="RUNNING")
+    assert not waiting_tasks(run_schedule_tick).exists()
+    stop = threading.Event()
+    keeper = threading.Thread(target=keep_the_schedule, args=(stop, 0.05))
+    keeper.start()
+    try:
+        for _ in range(100):
+            if waiting_tasks(run_schedule_tick).exists():
+                break
+            time.sleep(0.05)
+    finally:
+        stop.set()
+        keeper.join()
+    assert waiting_tasks(run_schedule_tick).count() == 1
