@@ -16,7 +16,7 @@ from django.urls import reverse
 
 from apps.api.operations import Operation, Param
 from apps.api.scopes import ALL_SCOPES
-from apps.devices.services import CLIENT_ID
+from apps.oauth.clients import CLI_CLIENT_ID as CLIENT_ID
 
 from .operations import OPERATIONS
 

@@ -36,6 +36,7 @@ from apps.api_keys.models import ApiKey
 from apps.audit.services import Actor
 from apps.common.http import client_ip
 from apps.common.validation import InvalidInput
+from apps.oauth.metadata import resource_metadata_url
 
 from .api import operation_run, refuse_query_credentials
 from .mcp_checks import jsonrpc_problem, origin_allowed, single_exchange_version
@@ -257,6 +258,14 @@ def _answer(request: HttpRequest, key: ApiKey, body: bytes) -> Answer:
     return mcp_answer(SERVER, key, ip, _asgi_scope(request), body)
 
 
+def _with_resource_metadata(request: HttpRequest, response: HttpResponse) -> HttpResponse:
+    """A 401 names where MCP clients find how to sign in (RFC 9728 §5.1), so their Connect
+    button works from the bare URL."""
+    if response.status_code == 401:
+        response["WWW-Authenticate"] += f', resource_metadata="{resource_metadata_url(request)}"'
+    return response
+
+
 @csrf_exempt
 def mcp_endpoint(request: HttpRequest) -> HttpResponse:
     """POST /mcp: one JSON-RPC message in, its JSON answer out (stateless Streamable HTTP)."""
@@ -279,7 +288,7 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
         key = api_key_from_request(request)
         body = request_body_bytes(request)
     except ApiFailure as failure:
-        return rate_limit_headers(request, failure.response())
+        return rate_limit_headers(request, _with_resource_metadata(request, failure.response()))
     if (problem := jsonrpc_problem(body)) is not None:
         return rate_limit_headers(request, problem)
     status, headers, content = _answer(request, key, body)

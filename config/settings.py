@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "apps.audit",
     "apps.audit_pages",
     "apps.devices",
+    "apps.oauth",
     "apps.invitations",
     "apps.team",
     "apps.api",
@@ -238,6 +239,14 @@ API_AUTH_FAILURES_PER_MINUTE = env_int("API_AUTH_FAILURES_PER_MINUTE", 100)
 MCP_ALLOWED_ORIGINS = env_list("MCP_ALLOWED_ORIGINS", [])
 # `gatehouse login` requests (POST /oauth/device/code) per client address a minute.
 DEVICE_CODES_PER_MINUTE = env_int("DEVICE_CODES_PER_MINUTE", 10)
+# OAuth for MCP clients (docs/product.md §6.1). The issuer is SITE_URL when it is set in the
+# environment; otherwise (development) the address each request came to.
+OAUTH_ISSUER = os.environ.get("OAUTH_ISSUER", os.environ.get("SITE_URL", "")).rstrip("/")
+OAUTH_REGISTRATIONS_PER_MINUTE = env_int("OAUTH_REGISTRATIONS_PER_MINUTE", 10)
+OAUTH_DOCUMENT_FETCHES_PER_MINUTE = env_int("OAUTH_DOCUMENT_FETCHES_PER_MINUTE", 10)
+# Client metadata documents are fetched from public addresses only, except in development.
+OAUTH_DOCUMENT_ALLOW_PRIVATE = env_bool("OAUTH_DOCUMENT_ALLOW_PRIVATE", DEBUG)
+OAUTH_DOCUMENT_CA_FILE = os.environ.get("OAUTH_DOCUMENT_CA_FILE", "")  # extra trust, if any
 # A key's last use is written at most once in this many seconds, so the hot path stays read-only.
 API_KEY_LAST_USED_INTERVAL_SECONDS = 60
 # Requests leave their counts and stamps in memory; a thread writes them every this many seconds
@@ -283,6 +292,10 @@ if not DEBUG:
     SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31_536_000)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True
+# Authlib refuses plain-http OAuth requests on its own; HTTPS is Django's to enforce (the
+# redirect above), so without it (development, tests) Authlib follows the rest of the site.
+if DEBUG or not globals().get("SECURE_SSL_REDIRECT", False):
+    os.environ.setdefault("AUTHLIB_INSECURE_TRANSPORT", "1")
 
 LOGGING = {
     "version": 1,

@@ -21,6 +21,7 @@ urlpatterns = [
     path("api/", include("config.api")),
     path("mcp", mcp_endpoint, name="mcp"),
     path("", include("apps.devices.urls")),
+    path("", include("apps.oauth.urls")),
     path("", workspace_views.home, name="home"),
     path("account/security/", account_views.security_log, name="security_log"),
     path("account/", include("allauth.urls")),

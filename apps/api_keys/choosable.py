@@ -116,4 +116,4 @@ def chosen_names(key: ApiKey) -> dict[str, list[tuple[int, str]]]:
 
 def ids_named(values: Iterable[str]) -> list[int]:
     """Form values to ids, skipping anything that is not one."""
-    return [int(v) for v in values if v.isascii() and v.isdigit()]
+    return [int(v) for v in values if v.isascii() and v.isdigit() and len(v) <= 18]

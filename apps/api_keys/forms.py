@@ -37,6 +37,29 @@ ACCESS_SCOPES = {
     "write": ("read", "write"),
 }
 
+
+def asked_scope_rows(asked: list[str], chosen: list[str]) -> list[dict[str, Any]]:
+    """The Read/Write matrix of a sign-in's approval (`/device`, the OAuth consent page):
+    a box for each scope the client asked for, ticked if chosen; groups it asked nothing of
+    are left out (`_scope_matrix.html`)."""
+    return [
+        {
+            "label": group.capitalize(),
+            "boxes": [
+                {
+                    "scope": f"{group}:{action}",
+                    "label": action.capitalize(),
+                    "asked": f"{group}:{action}" in asked,
+                    "checked": f"{group}:{action}" in chosen,
+                }
+                for action in ("read", "write")
+            ],
+        }
+        for group in GROUPS
+        if any(scope.startswith(group + ":") for scope in asked)
+    ]
+
+
 EXPIRY_CHOICES = [
     *[(str(days), f"{days} days") for days in EXPIRY_DAY_CHOICES],
     ("custom", "Custom date"),

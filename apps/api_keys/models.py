@@ -47,6 +47,7 @@ class ApiKey(models.Model):
     class Tag(models.TextChoices):
         NONE = "", "None"
         CLI = "cli", "CLI"
+        MCP = "mcp", "MCP"  # issued to a connected app by OAuth: an hour at a time
 
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="api_keys")
     # The user the key belongs to and acts as; each user creates keys only for themself.

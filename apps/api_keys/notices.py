@@ -32,6 +32,7 @@ def api_key_send_expiry_notices(*, now: datetime | None = None) -> int:
         due = (
             ApiKey.objects.in_state(ApiKeyState.ACTIVE, now)
             .filter(expires_at__lte=now + window)
+            .exclude(tag=ApiKey.Tag.MCP)  # a connected app's hour: renewed, not announced
             .exclude(expiry_notices__kind=kind)
             .select_related("user", "workspace")
         )
@@ -70,6 +71,7 @@ def api_key_announce_expired(*, now: datetime | None = None) -> int:
             expires_at__gt=now - EXPIRED_EVENTS_LOOK_BACK,
             revoked_at__isnull=True,
         )
+        .exclude(tag=ApiKey.Tag.MCP)
         .exclude(expiry_notices__kind=ExpiryNotice.Kind.EXPIRED)
         .select_related("user", "workspace")
     )

@@ -32,6 +32,14 @@ from .restrictions import clean_restriction_changes
 from .services import KEY_MANAGER_ROLES, api_key_create, api_key_revoke, api_key_roll
 
 
+def _refuse_twice(scopes: Any) -> None:
+    """The API's scope lists are sets (uniqueItems): a scope named twice is a mistake to say."""
+    if isinstance(scopes, list):
+        twice = [s for s in scopes if isinstance(s, str) and scopes.count(s) > 1]
+        if twice:
+            raise InvalidInput("scopes", f"{twice[0]} is listed twice; name each scope once.")
+
+
 def _list_keys(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]:
     # Newest first by id: a key created while a client pages gets a higher id and so never
     # shifts what the next page holds.
@@ -87,6 +95,7 @@ def _create_key(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]
     restrictions = call.key.restrictions.updated(
         clean_restriction_changes(data.get("restrictions", {}))
     )
+    _refuse_twice(data["scopes"])
     scopes = clean_scopes(data["scopes"])  # unknown names are bad input, not a wider key
     _refuse_wider(
         wider_than_key(call.key, scopes=scopes, restrictions=restrictions, expires_at=expires_at),
@@ -139,6 +148,7 @@ def _narrow_key(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]
         raise InvalidInput("body", "Give scopes, restrictions or both.")
     if "scopes" in data and data["scopes"] is None:
         raise InvalidInput("scopes", "Scopes must be a list of scope names.")
+    _refuse_twice(data.get("scopes"))
     changes = clean_restriction_changes(data["restrictions"]) if "restrictions" in data else None
     key = api_key_narrow(
         key=_key(call, params), scopes=data.get("scopes"), restrictions=changes, actor=call.actor

@@ -22,7 +22,7 @@ from apps.workspaces.decorators import (
 )
 
 from .models import ApiKey, ApiKeyQuerySet
-from .snippets import mcp_client_snippets
+from .snippets import mcp_client_snippets, mcp_key_snippets
 
 ACTIONS = ("create", "revoke", "roll", "detail", "details", "narrow", "export", "bulk_revoke")
 
@@ -63,6 +63,7 @@ class KeyPages:
             "mcp_url": mcp_url,
             "server_url": request.build_absolute_uri("/").rstrip("/"),
             "mcp_snippets": mcp_client_snippets(mcp_url),
+            "mcp_key_snippets": mcp_key_snippets(mcp_url),
         }
 
 

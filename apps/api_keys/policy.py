@@ -13,6 +13,7 @@ from apps.workspaces.models import Workspace
 DEFAULT_LIFETIME = timedelta(days=365)
 MAX_LIFETIME = timedelta(days=365)
 CLI_LIFETIME = timedelta(days=90)
+MCP_LIFETIME = timedelta(hours=1)  # a connected app's key: renewed by its refresh token
 EXPIRY_DAY_CHOICES = (7, 30, 60, 90, 180, 365)
 
 

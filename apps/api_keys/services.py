@@ -28,6 +28,7 @@ from .choosable import check_chosen_exist
 from .models import ApiKey, ApiKeyState
 from .policy import (
     CLI_LIFETIME,
+    MCP_LIFETIME,
     clean_description,
     clean_expires_at,
     clean_scopes,
@@ -50,12 +51,13 @@ class CreatedApiKey:
 def _clean_expiry(
     workspace: Workspace, expires_at: datetime | None, *, tag: str, now: datetime
 ) -> datetime | None:
-    """The expiry a new key gets: exactly 90 days for a CLI key, else the one asked for, within
-    365 days and the workspace's key policy."""
-    if tag == ApiKey.Tag.CLI:
+    """The expiry a new key gets: exactly 90 days for a CLI key and an hour for an MCP key,
+    else the one asked for, within 365 days and the workspace's key policy."""
+    fixed = {"cli": (CLI_LIFETIME, "90 days"), "mcp": (MCP_LIFETIME, "an hour")}.get(str(tag))
+    if fixed is not None:
         if expires_at is not None:
-            raise InvalidInput("expires_at", "CLI keys always expire after 90 days.")
-        expires_at = now + CLI_LIFETIME
+            raise InvalidInput("expires_at", f"{tag.upper()} keys always expire after {fixed[1]}.")
+        expires_at = now + fixed[0]
     expires_at = clean_expires_at(expires_at, now=now)
     if problem := key_policy_problem(workspace, expires_at, now=now):
         raise InvalidInput("expires_at", problem)
@@ -207,6 +209,26 @@ def api_key_roll(*, key: ApiKey, grace: timedelta, actor: Actor) -> CreatedApiKe
             },
         )
     return CreatedApiKey(key=locked, secret=secret)
+
+
+def api_key_reissue(*, key: ApiKey) -> CreatedApiKey:
+    """A connected app's key for its next hour (OAuth refresh): a new secret and a new expiry,
+    the old secret stopped at once, as a roll without grace. An expired key is renewed too;
+    a revoked one never (InvalidInput). Audited by the caller, at most daily."""
+    now = timezone.now()
+    secret = tokens.generate_secret("member" if key.kind == ApiKey.Kind.MEMBER else "workspace")
+    renewed = ApiKey.objects.filter(pk=key.pk, revoked_at__isnull=True).update(
+        secret_hash=tokens.hash_secret(secret),
+        hint=tokens.hint_for(secret),
+        rolled_at=now,
+        expires_at=now + MCP_LIFETIME,
+        previous_secret_hash=None,
+        previous_secret_expires_at=None,
+    )
+    if not renewed:
+        raise InvalidInput("key", "This key was revoked.")
+    key.refresh_from_db()
+    return CreatedApiKey(key=key, secret=secret)
 
 
 def api_key_update_details(*, key: ApiKey, name: Any, description: Any, actor: Actor) -> ApiKey:

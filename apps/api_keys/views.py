@@ -76,7 +76,8 @@ def _hidden_by_state(keys: ApiKeyQuerySet, filters: KeyFilters) -> int:
 
 def key_list_page(request: WorkspaceRequest, pages: KeyPages) -> HttpResponse:
     filters = KeyFilters.from_query(request.GET)
-    all_keys = pages.keys(request)
+    # Connected apps' keys are listed under Connected apps, one row per app.
+    all_keys = pages.keys(request).exclude(tag=ApiKey.Tag.MCP)
     keys = filters.apply(all_keys.select_related("user", "revoked_by"))
     page = Paginator(keys, KEYS_PER_PAGE).get_page(request.GET.get("page"))
     return render(

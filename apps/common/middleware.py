@@ -22,6 +22,12 @@ CONTENT_SECURITY_POLICY = "; ".join(
 )
 
 
+def policy_with_form_action(target: str) -> str:
+    """The policy for a page whose form may end in a redirect to `target` (a source expression
+    such as `https://app.example.com`): browsers check form-action on redirects too."""
+    return CONTENT_SECURITY_POLICY.replace("form-action 'self'", f"form-action 'self' {target}")
+
+
 def content_security_policy(
     get_response: Callable[[HttpRequest], HttpResponse],
 ) -> Callable[[HttpRequest], HttpResponse]:

@@ -1,6 +1,7 @@
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 from apps.api.scopes import ALL_SCOPES
 from apps.api_keys.models import ApiKey
@@ -65,6 +66,19 @@ class DeviceAuthorization(models.Model):
     def suggested_scopes(self) -> list[str]:
         """What the approval page ticks first: what was asked, or read-only when nothing was."""
         return list(self.scopes) or [s for s in ALL_SCOPES if s.endswith(":read")]
+
+    # Authlib's DeviceCredentialMixin, as the device grant asks it
+    def get_client_id(self) -> str:
+        return self.client_id
+
+    def get_scope(self) -> str:
+        return " ".join(self.approved_scopes)
+
+    def get_user_code(self) -> str:
+        return self.user_code
+
+    def is_expired(self) -> bool:
+        return timezone.now() >= self.expires_at
 
     @property
     def user_code_display(self) -> str:

@@ -70,9 +70,12 @@ DENIED = [
 ]
 
 
-def address_allowed(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
-    """Whether a delivery may connect to `ip` (always, while WEBHOOKS_ALLOW_PRIVATE is on)."""
-    if settings.WEBHOOKS_ALLOW_PRIVATE:
+def address_allowed(
+    ip: ipaddress.IPv4Address | ipaddress.IPv6Address, *, allow_private: bool | None = None
+) -> bool:
+    """Whether a delivery may connect to `ip` (always, while WEBHOOKS_ALLOW_PRIVATE is on, or
+    when the caller says private addresses are allowed)."""
+    if settings.WEBHOOKS_ALLOW_PRIVATE if allow_private is None else allow_private:
         return True
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped
@@ -86,6 +89,9 @@ class DestinationRefused(httpcore.ConnectError):
 
 
 class _GuardedBackend(httpcore.SyncBackend):
+    def __init__(self, allow_private_setting: str = "WEBHOOKS_ALLOW_PRIVATE") -> None:
+        self.allow_private_setting = allow_private_setting
+
     def connect_tcp(
         self,
         host: str,
@@ -99,7 +105,8 @@ class _GuardedBackend(httpcore.SyncBackend):
         except OSError as exc:
             raise httpcore.ConnectError(f"cannot resolve {host}: {exc}") from exc
         addresses = [ipaddress.ip_address(info[4][0]) for info in found]
-        refused = [str(a) for a in addresses if not address_allowed(a)]
+        allow = bool(getattr(settings, self.allow_private_setting))
+        refused = [str(a) for a in addresses if not address_allowed(a, allow_private=allow)]
         if refused:
             raise DestinationRefused(f"{host} resolves to a private address ({refused[0]})")
         # Connect to the address just checked, never to the name again.
@@ -185,16 +192,32 @@ def delivery_clients_close() -> None:
 
 
 def _new_client() -> httpx.Client:
+    return guarded_client(
+        timeout=float(settings.WEBHOOK_TIMEOUT_SECONDS), user_agent="Gatehouse-Webhooks/1"
+    )
+
+
+def guarded_client(
+    *,
+    timeout: float,
+    user_agent: str,
+    allow_private_setting: str = "WEBHOOKS_ALLOW_PRIVATE",
+    ssl_context: ssl.SSLContext | None = None,
+) -> httpx.Client:
+    """An HTTP client for addresses given by outsiders (webhook endpoints, OAuth clients'
+    metadata documents): no redirects, no proxies from the environment, and connections only
+    to public addresses unless the named setting allows private ones. Use it inside
+    `time_limit` to bound the whole exchange."""
     transport = httpx.HTTPTransport(retries=0)
     transport._pool = httpcore.ConnectionPool(  # the only way in for a network backend
-        ssl_context=_ssl_context(),
+        ssl_context=ssl_context or _ssl_context(),
         max_connections=4,
-        network_backend=_GuardedBackend(),
+        network_backend=_GuardedBackend(allow_private_setting),
     )
     return httpx.Client(
         transport=transport,
-        timeout=settings.WEBHOOK_TIMEOUT_SECONDS,
+        timeout=timeout,
         follow_redirects=False,
         trust_env=False,
-        headers={"User-Agent": "Gatehouse-Webhooks/1"},
+        headers={"User-Agent": user_agent},
     )

@@ -27,6 +27,8 @@ EVENT_TYPES = {
     "key.leaked": "A key was found leaked and revoked",
     "key.new_network": "A key was used from a network new to it",
     "cli.login": "Someone signed in to the CLI",
+    "oauth.authorized": "Someone connected an app by OAuth (an MCP client)",
+    "oauth.revoked": "A connected app was disconnected",
     "member.removed": "A member was removed",
     "workspace.updated": "The workspace's settings changed",
 }
@@ -43,6 +45,9 @@ AUDITED = {
     "key.leaked": "key.leaked",
     "key.new_network": "key.new_network",
     "cli.login": "cli.login",
+    "oauth.authorized": "oauth.authorized",
+    "oauth.revoked": "oauth.revoked",
+    "oauth.refresh_reused": "oauth.revoked",  # a copied refresh token: the grant is ended
     "community.member_removed": "member.removed",
     "team.member_removed": "member.removed",
     "settings.changed": "workspace.updated",

@@ -9,7 +9,6 @@ from django.utils import timezone
 from apps.api_keys.models import ApiKey
 from apps.audit.models import AuditEvent
 from apps.devices.approval import device_authorization_approve
-from apps.devices.services import device_authorization_start
 from apps.workspaces.models import Workspace
 from tests.factories import WorkspaceFactory, make_key, owner_of
 
@@ -105,21 +104,25 @@ def test_the_service_and_the_operator_command_obey_it(workspace, owner):
     assert timedelta(days=29) < key.expires_at - key.created_at <= timedelta(days=30, seconds=5)
 
 
-def test_cli_approval_obeys_it(workspace, owner):
+def test_cli_approval_obeys_it(client, workspace, owner):
     Workspace.objects.filter(pk=workspace.pk).update(key_max_lifetime_days=30)
     workspace.refresh_from_db()
-    started = device_authorization_start(
-        client_id="gatehouse-cli",
-        scope="pages:read",
-        installation_id="laptop",
-        device_name="CLI on laptop",
-        ip="127.0.0.1",
+    started = client.post(
+        "/oauth/device/code",
+        {
+            "client_id": "gatehouse-cli",
+            "scope": "pages:read",
+            "installation_id": "laptop",
+            "device_name": "CLI on laptop",
+        },
     )
+    assert started.status_code == 200
     from apps.common.validation import InvalidInput
+    from apps.devices.models import DeviceAuthorization
 
     with pytest.raises(InvalidInput, match="CLI keys last 90 days"):
         device_authorization_approve(
-            authorization=started.authorization,
+            authorization=DeviceAuthorization.objects.get(),
             user=owner,
             workspace=workspace,
             scopes=["pages:read"],

@@ -235,22 +235,32 @@ def test_htmx_requests_need_the_csrf_token(owner):
     assert strict.post(url, HTTP_HX_REQUEST="true", HTTP_X_CSRFTOKEN=token).status_code == 200
 
 
-def test_mcp_card_shows_this_servers_address_and_client_configurations(client, owner):
+def test_mcp_card_shows_sign_in_configurations_first_and_the_header_variant_after(client, owner):
     import html
     import json
 
     page = html.unescape(client.get(LIST).content.decode())
     assert "coming" not in page.lower()
     assert "gatehouse login --url http://testserver" in page
-    assert "http://testserver/mcp" in page
-    cursor = re.search(r'<code id="mcp-cursor">(.*?)</code>', page, re.S).group(1)
-    config = json.loads(cursor)["mcpServers"]["gatehouse"]
-    assert config["url"] == "http://testserver/mcp"
-    assert config["headers"]["Authorization"].startswith("Bearer ")
-    vscode = json.loads(re.search(r'<code id="mcp-vscode">(.*?)</code>', page, re.S).group(1))
-    assert vscode["servers"]["gatehouse"]["type"] == "http"
-    assert "claude mcp add --transport http gatehouse http://testserver/mcp" in page
-    assert page.count('data-copy-target="#mcp-') == 4
+
+    def snippet(snippet_id):
+        return re.search(rf'<code id="{snippet_id}">(.*?)</code>', page, re.S).group(1)
+
+    # Signing in by OAuth: the URL alone, no header and no secret anywhere.
+    cursor = json.loads(snippet("mcp-cursor"))["mcpServers"]["gatehouse"]
+    assert cursor == {"url": "http://testserver/mcp"}
+    vscode = json.loads(snippet("mcp-vscode"))["servers"]["gatehouse"]
+    assert vscode == {"type": "http", "url": "http://testserver/mcp"}
+    assert (
+        snippet("mcp-claude-code")
+        == "claude mcp add --transport http gatehouse http://testserver/mcp"
+    )
+    # The alternative with a key in the header.
+    keyed = json.loads(snippet("mcp-cursor-key"))["mcpServers"]["gatehouse"]
+    assert keyed["headers"]["Authorization"].startswith("Bearer ")
+    assert "--header" in snippet("mcp-claude-code-key")
+    assert page.index('id="mcp-claude-code"') < page.index('id="mcp-claude-code-key"')
+    assert page.count('data-copy-target="#mcp-') == 7
 
 
 def secret_on(page: str) -> str:

@@ -9,7 +9,7 @@ import pytest
 from apps.audit.services import Actor
 from apps.invitations.services import invitation_create
 from tests.browser.test_dashboard import sign_in
-from tests.browser.test_every_page import owner_pages, seed_webhooks
+from tests.browser.test_every_page import owner_pages, seed_oauth, seed_webhooks
 from tests.factories import PASSWORD, make_community, make_key, member_of, owner_of
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -74,12 +74,18 @@ def test_every_page_passes_axe(axe_page, browser, live_server):
         found[name] = serious_violations(page)
     sign_in(page, "owner@acme.test")
     endpoint_id = seed_webhooks(owner)
-    for name, path in owner_pages(key.pk, community.pk, endpoint_id).items():
+    pages = {**owner_pages(key.pk, community.pk, endpoint_id), **seed_oauth(owner, live_server.url)}
+    for name, path in pages.items():
         page.goto(path)
         found[name] = serious_violations(page)
     page.context.clear_cookies()
     sign_in_member(page)
-    for name, path in {"portal": "/portal/", "developer": "/portal/settings/developer/"}.items():
+    member_pages = {
+        "portal": "/portal/",
+        "developer": "/portal/settings/developer/",
+        "member-connected-apps": "/portal/settings/connected-apps/",
+    }
+    for name, path in member_pages.items():
         page.goto(path)
         found[name] = serious_violations(page)
     assert {name: v for name, v in found.items() if v} == {}

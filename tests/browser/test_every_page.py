@@ -25,6 +25,7 @@ def owner_pages(key_id: int, community_id: int, endpoint_id: int | None = None) 
     webhook = {"webhook": f"/settings/webhooks/{endpoint_id}/"} if endpoint_id else {}
     return {
         "keys": "/integrations/api/",
+        "connected-apps": "/integrations/connected-apps/",
         "key-create": "/integrations/api/new/",
         "key-page": f"/integrations/api/keys/{key_id}/",
         "key-roll": f"/integrations/api/keys/{key_id}/roll/",
@@ -46,6 +47,56 @@ def owner_pages(key_id: int, community_id: int, endpoint_id: int | None = None) 
         "reauthenticate": "/account/reauthenticate/",
         "security-log": "/account/security/",
     }
+
+
+def seed_oauth(owner, base_url: str) -> dict[str, str]:
+    """An app connected by OAuth (listed under Connected apps) and the consent page of a second
+    sign-in of the same app; returns that page's address."""
+    from urllib.parse import urlencode
+
+    from apps.api_keys.restrictions import Restrictions
+    from apps.oauth.issuing import (
+        Approval,
+        authorization_code_find,
+        authorization_code_save,
+        grant_create,
+    )
+    from apps.oauth.models import OAuthClient
+
+    redirect = "http://127.0.0.1:33418/callback"
+    client = OAuthClient.objects.create(
+        client_id="seeded-client",
+        source=OAuthClient.Source.REGISTERED,
+        client_name="Claude Code (a long self-chosen name for an assistant)",
+        redirect_uris=[redirect],
+        grant_types=["authorization_code", "refresh_token"],
+    )
+    workspace = owner.memberships.get().workspace
+    approval = Approval(
+        client=client,
+        user=owner,
+        workspace=workspace,
+        kind="workspace",
+        scopes=["pages:read", "products:read"],
+        restrictions=Restrictions(),
+        redirect_uri=redirect,
+        resource="http://testserver/mcp",
+        code_challenge="x" * 43,
+        code_challenge_method="S256",
+    )
+    authorization_code_save(approval, "seeded-code")
+    grant_create(authorization_code_find("seeded-code", client), ip="127.0.0.1")
+    query = {
+        "response_type": "code",
+        "client_id": client.client_id,
+        "redirect_uri": redirect,
+        "state": "s",
+        "code_challenge": "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+        "code_challenge_method": "S256",
+        "scope": "products:read pages:read pages:write",
+        "resource": base_url + "/mcp",
+    }
+    return {"consent": "/oauth/authorize?" + urlencode(query)}
 
 
 def seed_webhooks(owner) -> int:
@@ -202,6 +253,7 @@ def test_no_page_scrolls_sideways(browser, live_server, shoot, width):
         overflowing = {}
         pages = {
             **owner_pages(key.pk, community.pk, seed_webhooks(owner)),
+            **seed_oauth(owner, live_server.url),
             "key-page-long-holder": f"/integrations/api/keys/{theirs.pk}/",
         }
         for name, path in pages.items():

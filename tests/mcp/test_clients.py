@@ -123,3 +123,20 @@ def test_the_inspector_manages_keys_through_the_three_key_tools_and_never_gets_a
     )
     assert revoked["structuredContent"]["state"] == "revoked"
     assert ApiKey.objects.get(pk=target.key.pk).revoked_at is not None
+
+
+def test_the_inspector_lists_and_calls_tools_with_a_key_an_oauth_sign_in_issued(live_server):
+    from tests.client import Client
+    from tests.factories import WorkspaceFactory, owner_of
+    from tests.oauth.helpers import connect
+
+    workspace = WorkspaceFactory(name="Acme")
+    browser = Client()
+    browser.force_login(owner_of(workspace))
+    token = connect(Client(), browser, workspace, scopes=("pages:read",))
+    listed = inspector(live_server, token["access_token"], "--method", "tools/list")
+    assert sorted(tool["name"] for tool in listed["tools"]) == ["get_workspace", "list_pages"]
+    answer = inspector(
+        live_server, token["access_token"], "--method", "tools/call", "--tool-name", "get_workspace"
+    )
+    assert answer["structuredContent"]["workspaceId"] == str(workspace.pk)

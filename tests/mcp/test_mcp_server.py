@@ -318,7 +318,11 @@ def test_no_key_gets_missing_key_with_a_bearer_challenge(live_server):
     response = raw_post(live_server, None)
     assert response.status_code == 401
     assert response.json()["error"] == "missing-key"
-    assert response.headers["WWW-Authenticate"] == 'Bearer realm="api"'
+    # RFC 9728 §5.1: the challenge says where an MCP client learns how to sign in.
+    assert response.headers["WWW-Authenticate"] == (
+        f'Bearer realm="api", resource_metadata="{live_server.url}'
+        '/.well-known/oauth-protected-resource/mcp"'
+    )
     with pytest.raises(Exception):  # noqa: B017, PT011 - the client cannot even initialise
         run(tool_names(live_server, "gwk_not_a_real_key"))
 

@@ -84,6 +84,8 @@ class Command(BaseCommand):
                     f"  Mailbox:   {base_url}/dev/mail/ (every e-mail this server sends)",
                     f"  Webhooks:  {base_url}/dev/webhooks/ (every event of this workspace, "
                     "delivered by the worker, whose log below shows each delivery)",
+                    f"  MCP:       add {base_url}/mcp to an MCP client and press Connect "
+                    "(sign in here as above and approve)",
                     "  MCP, with the MCP Inspector's CLI (Node.js):",
                     f"    npx -y {MCP_INSPECTOR} --cli {base_url}/mcp --transport http "
                     f"--header 'Authorization: Bearer {created.secret}' --method tools/list",

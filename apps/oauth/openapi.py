@@ -1,10 +1,11 @@
-"""How the device endpoints of `gatehouse login` are described in the OpenAPI document."""
+"""How the authorization server's endpoints are described in the OpenAPI document: the
+device grant of `gatehouse login`, the token endpoint of every grant, revocation."""
 
 from typing import Any
 
 from apps.api.openapi import form_body, oauth_error, scope_list_pattern
 
-from .services import CLIENT_ID as DEVICE_CLIENT_ID
+from .clients import CLI_CLIENT_ID as DEVICE_CLIENT_ID
 
 ROOT = [{"url": "/"}]  # outside /api/v1
 
@@ -20,8 +21,15 @@ TOKEN_ANSWER: dict[str, Any] = {
     "properties": {
         "access_token": {"type": "string"},
         "token_type": {"const": "Bearer"},
-        "expires_in": {"const": 7776000},
+        "expires_in": {
+            "type": "integer",
+            "description": "7776000 (90 days) for the CLI's key, 3600 for a connected app's.",
+        },
         "scope": {"type": "string"},
+        "refresh_token": {
+            "type": "string",
+            "description": "A connected app's next refresh token (90 days, used once).",
+        },
         "replaced_keys": {
             "type": "array",
             "items": {"type": "string"},
@@ -32,12 +40,76 @@ TOKEN_ANSWER: dict[str, Any] = {
 
 
 def device_grant_paths() -> dict[str, Any]:
-    """The OAuth endpoints of `gatehouse login` and `gatehouse logout`."""
+    """The authorization server's endpoints for programs: `gatehouse login` and `logout`, and
+    MCP clients'. /oauth/authorize is a page for people, like /device, and is not described."""
     return {
         "/oauth/device/code": device_code_path(),
+        "/oauth/register": register_path(),
         "/oauth/token": token_path(),
         "/oauth/revoke": revoke_path(),
     }
+
+
+def register_path() -> dict[str, Any]:
+    """RFC 7591: dynamic registration of a public client."""
+    uri = {
+        "type": "string",
+        "description": "https, or http to 127.0.0.1, [::1] or localhost (any port, RFC 8252)",
+        "pattern": r"^(https://[^/?#\s]+|http://(127\.0\.0\.1|localhost|\[::1\])(:\d+)?)"
+        r"(/[^#\s]*)?$",
+    }
+    uris = {"type": "array", "items": uri, "minItems": 1, "maxItems": 10}
+    metadata: dict[str, Any] = {
+        "type": "object",
+        "required": ["redirect_uris"],
+        "properties": {
+            "redirect_uris": uris,
+            "client_name": {"type": "string", "maxLength": 100},
+            "grant_types": {"type": "array", "items": {"type": "string"}},
+            "response_types": {"type": "array", "items": {"type": "string"}},
+            "token_endpoint_auth_method": {"type": "string", "enum": ["none"]},
+            "scope": {"type": "string", "pattern": scope_list_pattern()},
+        },
+    }
+    return {
+        "servers": ROOT,
+        "post": {
+            "operationId": "registerClient",
+            "summary": "Register an MCP client without a client ID metadata document (RFC 7591).",
+            "security": [],
+            "requestBody": {
+                "required": True,
+                "content": {"application/json": {"schema": metadata}},
+            },
+            "responses": {
+                "201": {
+                    "description": "The client, public: a client_id and no secret.",
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "required": ["client_id", "redirect_uris"],
+                                "properties": {
+                                    "client_id": {"type": "string"},
+                                    **metadata["properties"],
+                                },
+                            }
+                        }
+                    },
+                },
+                "400": oauth_error(["invalid_client_metadata", "invalid_redirect_uri"]),
+                "429": oauth_error(["slow_down"], "Too many registrations from this address."),
+            },
+        },
+    }
+
+
+INVALID_DEVICE_REQUEST = [
+    "invalid_client",
+    "invalid_scope",
+    "invalid_request",
+    "unauthorized_client",
+]
 
 
 def device_code_path() -> dict[str, Any]:
@@ -93,7 +165,7 @@ def device_code_path() -> dict[str, Any]:
                         }
                     },
                 },
-                "400": oauth_error(["invalid_client", "invalid_scope", "invalid_request"]),
+                "400": oauth_error(INVALID_DEVICE_REQUEST),
                 "429": oauth_error(
                     ["slow_down"], "Too many login requests from this address; see Retry-After."
                 ),
@@ -107,23 +179,33 @@ def token_path() -> dict[str, Any]:
     return {
         "servers": ROOT,
         "post": {
-            "operationId": "pollDeviceLogin",
-            "summary": "Poll for the CLI's key (RFC 8628 device access token request).",
+            "operationId": "requestToken",
+            "summary": "Exchange a grant for a key: the CLI's device code (RFC 8628), a connected "
+            "app's authorization code with its PKCE verifier, or its refresh token.",
             "security": [],
             "requestBody": form_body(
                 {
                     "grant_type": {
                         "type": "string",
-                        "enum": ["urn:ietf:params:oauth:grant-type:device_code"],
+                        "enum": [
+                            "urn:ietf:params:oauth:grant-type:device_code",
+                            "authorization_code",
+                            "refresh_token",
+                        ],
                     },
                     "device_code": {"type": "string"},
+                    "code": {"type": "string"},
+                    "code_verifier": {"type": "string"},
+                    "redirect_uri": {"type": "string"},
+                    "refresh_token": {"type": "string"},
+                    "resource": {"type": "string"},
                     "client_id": {"type": "string", "enum": [DEVICE_CLIENT_ID]},
                 },
-                ["grant_type", "device_code", "client_id"],
+                ["grant_type", "client_id"],
             ),
             "responses": {
                 "200": {
-                    "description": "The new key, tagged CLI, 90 days.",
+                    "description": "The key: tagged CLI for 90 days, or tagged MCP for an hour.",
                     "content": {"application/json": {"schema": TOKEN_ANSWER}},
                 },
                 "400": oauth_error(
@@ -135,6 +217,9 @@ def token_path() -> dict[str, Any]:
                         "invalid_grant",
                         "invalid_client",
                         "invalid_request",
+                        "invalid_scope",
+                        "invalid_target",
+                        "unauthorized_client",
                         "unsupported_grant_type",
                     ]
                 ),
@@ -158,6 +243,11 @@ def revoke_path() -> dict[str, Any]:
                 {
                     "token": {"type": "string", "description": "The secret to revoke."},
                     "token_type_hint": {"type": "string"},
+                    "client_id": {
+                        "type": "string",
+                        "description": "The client the token was issued to; leave it out to "
+                        "revoke a key by its secret.",
+                    },
                 },
                 ["token"],
             ),
@@ -168,7 +258,10 @@ def revoke_path() -> dict[str, Any]:
                         "application/json": {"schema": {"type": "object", "maxProperties": 0}}
                     },
                 },
-                "400": oauth_error(["invalid_request"], "No token was sent."),
+                "400": oauth_error(
+                    ["invalid_request", "invalid_client"],
+                    "No token was sent, or an unknown client_id.",
+                ),
             },
         },
     }

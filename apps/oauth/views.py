@@ -1,0 +1,134 @@
+"""The authorization server's HTTP doors: discovery, token, device code, registration and
+revocation. Authlib answers each; these views add the limits per address and the headers."""
+
+from collections.abc import Callable
+from functools import wraps
+
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http.multipartparser import MultiPartParserError
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET
+
+from apps.api.ratelimit import rate_limit_take
+from apps.common.http import client_ip
+
+from .clients import documents_fetched_for
+from .metadata import authorization_server_document, protected_resource_document
+from .registration import Registration
+from .server import SERVER, CliDeviceAuthorization, endpoint_answer
+
+
+def _public_json(data: dict[str, object]) -> JsonResponse:
+    """A discovery document: readable from any web page (browser-based MCP clients)."""
+    response = JsonResponse(data)
+    response["Access-Control-Allow-Origin"] = "*"
+    response["Cache-Control"] = "public, max-age=3600"
+    return response
+
+
+@require_GET
+def protected_resource(request: HttpRequest) -> JsonResponse:
+    """GET /.well-known/oauth-protected-resource/mcp (RFC 9728)."""
+    return _public_json(protected_resource_document(request))
+
+
+@require_GET
+def authorization_server(request: HttpRequest) -> JsonResponse:
+    """GET /.well-known/oauth-authorization-server (RFC 8414)."""
+    return _public_json(authorization_server_document(request))
+
+
+def _oauth_error(error: str, description: str, status: int = 400) -> JsonResponse:
+    response = JsonResponse({"error": error, "error_description": description}, status=status)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+def _too_many(bucket: str, per_minute: int, what: str) -> JsonResponse | None:
+    limit = rate_limit_take(bucket, per_minute)
+    if limit is None or not limit.refused:
+        return None
+    response = _oauth_error(
+        "slow_down",
+        f"Too many {what} from this address; try again in {limit.retry_after} seconds.",
+        429,
+    )
+    response["Retry-After"] = str(limit.retry_after)
+    return response
+
+
+def oauth_endpoint(view: Callable[[HttpRequest], HttpResponse]) -> Callable[..., HttpResponse]:
+    """POST only, no CSRF (no cookie is trusted here), and every refusal in OAuth's JSON:
+    another method, a body too big or with too many fields, an address Authlib cannot word.
+    Client metadata documents fetched on the way count against the caller's address."""
+
+    @csrf_exempt
+    @wraps(view)
+    def wrapper(request: HttpRequest) -> HttpResponse:
+        if request.method == "OPTIONS":  # a browser-based client's CORS preflight
+            response = HttpResponse(status=204)
+            response["Access-Control-Allow-Methods"] = "POST"
+            response["Access-Control-Allow-Headers"] = "Content-Type, Authorization"
+            response["Access-Control-Max-Age"] = "86400"
+            return _cors(response)
+        if request.method != "POST":
+            response = _oauth_error("invalid_request", "Use POST.", status=405)
+            response["Allow"] = "POST, OPTIONS"
+            return response
+        try:
+            request.body  # noqa: B018 - read here, so its limits answer in JSON
+            request.POST  # noqa: B018 - parsed from the body just read
+        except (RequestDataTooBig, TooManyFieldsSent):
+            return _oauth_error("invalid_request", "The request body is too large.", status=413)
+        except MultiPartParserError:
+            return _oauth_error("invalid_request", "The request body cannot be read.")
+        try:
+            with documents_fetched_for(client_ip(request)):
+                return view(request)
+        except ValueError:  # Authlib refuses to word an error quoting a malformed value
+            return _oauth_error("invalid_request", "A parameter is malformed.")
+
+    return wrapper
+
+
+def _cors(response: HttpResponse) -> HttpResponse:
+    """Token, registration and revocation answers readable by browser-based clients (they
+    carry no cookie: nothing here trusts the browser's session)."""
+    response["Access-Control-Allow-Origin"] = "*"
+    return response
+
+
+@oauth_endpoint
+def token(request: HttpRequest) -> HttpResponse:
+    """POST /oauth/token: the authorization code, refresh token and device code grants."""
+    if not request.POST.get("grant_type"):
+        return _cors(_oauth_error("invalid_request", "grant_type is missing."))
+    return _cors(SERVER.create_token_response(request))
+
+
+@oauth_endpoint
+def device_code(request: HttpRequest) -> HttpResponse:
+    """POST /oauth/device/code (RFC 8628 §3.1-3.2), limited per client address."""
+    refused = _too_many(
+        f"device-code:{client_ip(request)}", settings.DEVICE_CODES_PER_MINUTE, "login requests"
+    )
+    return refused or endpoint_answer(CliDeviceAuthorization(request), request)
+
+
+@oauth_endpoint
+def register(request: HttpRequest) -> HttpResponse:
+    """POST /oauth/register (RFC 7591), limited per client address."""
+    refused = _too_many(
+        f"oauth-register:{client_ip(request)}",
+        settings.OAUTH_REGISTRATIONS_PER_MINUTE,
+        "registrations",
+    )
+    return _cors(refused or endpoint_answer(Registration(request), request))
+
+
+@oauth_endpoint
+def revoke(request: HttpRequest) -> HttpResponse:
+    """POST /oauth/revoke (RFC 7009): `gatehouse logout`, or an app disconnecting itself."""
+    return _cors(SERVER.create_endpoint_response("revocation", request))

@@ -1,0 +1,249 @@
+"""Connect from an MCP client nobody here wrote: the official MCP Python SDK's OAuth client
+(`mcp.client.auth`) against a live server, from the bare URL, with Chromium signed in as the
+owner approving on the consent page. Both ways an app identifies itself: dynamic registration
+and a client ID metadata document."""
+
+import asyncio
+import os
+import socket
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import httpx2
+import pytest
+import time_machine
+from django.utils import timezone
+from mcp import Client
+from mcp.client.auth import OAuthClientProvider, TokenStorage
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.auth import (
+    AuthorizationCodeResult,
+    OAuthClientInformationFull,
+    OAuthClientMetadata,
+    OAuthToken,
+)
+
+from apps.api_keys.models import ApiKey
+from apps.oauth.models import OAuthClient, OAuthGrant
+from tests.factories import PASSWORD, WorkspaceFactory, owner_of
+
+from .documents import document_server
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
+CHROMIUM = "/usr/bin/chromium"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+SCREENSHOTS = Path(os.environ.get("GATEHOUSE_SCREENSHOTS", "var/screenshots")).resolve()
+
+
+class MemoryStorage(TokenStorage):
+    def __init__(self) -> None:
+        self.tokens: OAuthToken | None = None
+        self.client_info: OAuthClientInformationFull | None = None
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return self.tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return self.client_info
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        self.client_info = client_info
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class ChromiumApprover:
+    """The person at the browser: opens the authorization URL the client hands over, signs
+    in, looks at the consent page and presses Connect; the redirect back to the client's
+    loopback address is caught and handed to the client as its callback would."""
+
+    def __init__(self, email: str, redirect_uri: str, screenshot: str | None = None) -> None:
+        self.email = email
+        self.redirect_uri = redirect_uri
+        self.screenshot = screenshot
+        self.result: AuthorizationCodeResult | None = None
+        self.seen: dict[str, str] = {}
+        self.approvals = 0
+
+    async def redirect_handler(self, authorization_url: str) -> None:
+        from playwright.async_api import async_playwright
+
+        self.approvals += 1
+        async with async_playwright() as playwright:
+            browser = await playwright.chromium.launch(
+                executable_path=CHROMIUM,
+                args=[
+                    "--headless",
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--disable-background-networking",
+                ],
+            )
+            page = await browser.new_page(viewport={"width": 1280, "height": 900})
+            caught: list[str] = []
+
+            async def catch(route) -> None:
+                caught.append(route.request.url)
+                await route.fulfill(status=200, body="You can close this window.")
+
+            await page.route(self.redirect_uri.rsplit("/", 1)[0] + "/**", catch)
+            await page.goto(authorization_url)
+            await page.fill("input[name=login]", self.email)
+            await page.fill("input[name=password]", PASSWORD)
+            await page.click("button[type=submit]")
+            await page.wait_for_selector("[data-testid=client-name]")
+            self.seen = {
+                "client": await page.text_content("[data-testid=client-name]") or "",
+                "host": await page.text_content("[data-testid=redirect-host]") or "",
+                "main": await page.text_content("main") or "",
+            }
+            if self.screenshot:
+                SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+                await page.screenshot(path=str(SCREENSHOTS / self.screenshot), full_page=True)
+            await page.click("button:has-text('Connect')")
+            for _ in range(100):
+                if caught:
+                    break
+                await asyncio.sleep(0.1)
+            await browser.close()
+        assert caught, "the consent page did not send the browser back to the client"
+        query = {k: v[0] for k, v in parse_qs(urlsplit(caught[0]).query).items()}
+        self.result = AuthorizationCodeResult(
+            code=query["code"], state=query.get("state"), iss=query.get("iss")
+        )
+
+    async def callback_handler(self) -> AuthorizationCodeResult:
+        assert self.result is not None
+        return self.result
+
+
+def run(coroutine):
+    with ThreadPoolExecutor(max_workers=1) as executor:
+        return executor.submit(asyncio.run, coroutine).result()
+
+
+def provider_for(live_server, approver, storage, **options) -> OAuthClientProvider:
+    return OAuthClientProvider(
+        server_url=f"{live_server.url}/mcp",
+        client_metadata=OAuthClientMetadata(
+            client_name="SDK Test Client",
+            redirect_uris=[approver.redirect_uri],
+            grant_types=["authorization_code", "refresh_token"],
+            response_types=["code"],
+        ),
+        storage=storage,
+        redirect_handler=approver.redirect_handler,
+        callback_handler=approver.callback_handler,
+        **options,
+    )
+
+
+async def list_tools(live_server, provider) -> set[str]:
+    # Closed at the end: a kept-alive connection would hold a live-server thread and its
+    # database session past the test.
+    async with httpx2.AsyncClient(auth=provider, timeout=30) as http:
+        transport = streamable_http_client(f"{live_server.url}/mcp", http_client=http)
+        async with Client(transport) as c:
+            return {tool.name for tool in (await c.list_tools()).tools}
+
+
+@pytest.fixture
+def owner():
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("GATEHOUSE_REQUIRE_BROWSER"):
+            pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium")
+        pytest.skip(f"{CHROMIUM} is missing")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    return owner_of(WorkspaceFactory(name="Acme"), email="ada@example.com")
+
+
+def test_the_sdk_connects_by_registration_refreshes_and_a_reused_token_ends_the_grant(
+    live_server, owner
+):
+    approver = ChromiumApprover(
+        owner.email, f"http://127.0.0.1:{free_port()}/callback", screenshot="45-oauth-consent.png"
+    )
+    storage = MemoryStorage()
+    provider = provider_for(live_server, approver, storage)
+
+    # From the bare URL: the 401 names the metadata, the client registers, the person approves.
+    tools = run(list_tools(live_server, provider))
+    assert {"get_workspace", "list_products", "create_page"} <= tools
+    assert approver.seen["client"] == "SDK Test Client"
+    assert "unverified" in approver.seen["main"]
+    assert approver.seen["host"] == urlsplit(approver.redirect_uri).netloc
+    assert OAuthClient.objects.get().source == OAuthClient.Source.REGISTERED
+    key = ApiKey.objects.get()
+    assert key.tag == ApiKey.Tag.MCP and key.user == owner
+    first = storage.tokens
+    assert first is not None and first.refresh_token and first.expires_in == 3600
+
+    # Two hours later the key has expired: the SDK refreshes, and the same key carries on.
+    with time_machine.travel(timezone.now() + timedelta(hours=2), tick=True):
+        assert run(list_tools(live_server, provider)) == tools
+    second = storage.tokens
+    assert second.access_token != first.access_token
+    assert second.refresh_token != first.refresh_token
+    assert approver.approvals == 1  # no second trip through the browser
+    assert ApiKey.objects.count() == 1 and OAuthGrant.objects.count() == 1
+
+    # Someone replays the first refresh token: refused, and the grant and its key end.
+    replay = httpx2.post(
+        f"{live_server.url}/oauth/token",
+        data={
+            "grant_type": "refresh_token",
+            "refresh_token": first.refresh_token,
+            "client_id": storage.client_info.client_id,
+        },
+    )
+    assert replay.status_code == 400 and replay.json()["error"] == "invalid_grant"
+    assert OAuthGrant.objects.get().revoked_at is not None
+    refused = httpx2.post(
+        f"{live_server.url}/mcp",
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}},
+        headers={
+            "Authorization": f"Bearer {second.access_token}",
+            "Accept": "application/json, text/event-stream",
+        },
+    )
+    assert refused.status_code == 401 and refused.json()["error"] == "revoked-key"
+
+
+def test_the_sdk_connects_with_a_client_id_metadata_document(
+    live_server, owner, settings, tmp_path
+):
+    approver = ChromiumApprover(owner.email, f"http://127.0.0.1:{free_port()}/callback")
+    with document_server(tmp_path) as documents:
+        client_id = documents.url + "/oauth/client.json"
+        documents.serve(
+            "/oauth/client.json",
+            {
+                "client_id": client_id,
+                "client_name": "Document Client",
+                "redirect_uris": [approver.redirect_uri],
+                "grant_types": ["authorization_code", "refresh_token"],
+                "response_types": ["code"],
+                "token_endpoint_auth_method": "none",
+            },
+            headers={"Cache-Control": "max-age=600"},
+        )
+        settings.OAUTH_DOCUMENT_CA_FILE = str(documents.ca_file)
+        settings.OAUTH_DOCUMENT_ALLOW_PRIVATE = True
+        storage = MemoryStorage()
+        provider = provider_for(live_server, approver, storage, client_metadata_url=client_id)
+        tools = run(list_tools(live_server, provider))
+    assert "get_workspace" in tools
+    assert approver.seen["client"] == "Document Client"
+    client = OAuthClient.objects.get()
+    assert client.client_id == client_id and client.source == OAuthClient.Source.DOCUMENT
+    assert documents.hits.count("/oauth/client.json") == 1  # cached for the token exchange
+    assert OAuthGrant.objects.get().client == client
