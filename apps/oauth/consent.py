@@ -8,6 +8,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from allauth.mfa.utils import is_mfa_enabled
+from authlib.common.urls import add_params_to_uri
 from authlib.oauth2.rfc6749.errors import InvalidRequestError, InvalidScopeError, OAuth2Error
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
@@ -34,6 +35,7 @@ from apps.workspaces.selectors import STAFF_ROLES
 
 from .clients import documents_fetched_for
 from .issuing import Approval
+from .metadata import public_origin
 from .server import SERVER
 
 
@@ -83,6 +85,16 @@ def _error_page(request: SignedInRequest, error: OAuth2Error) -> HttpResponse:
     return render(request, "oauth/authorize_error.html", context, status=400)
 
 
+def _to_app(request: SignedInRequest, response: HttpResponse) -> HttpResponse:
+    """RFC 9207: every answer sent back to the app, errors included, names this server as
+    `iss`, so an app that talks to several servers can tell which one answered."""
+    if response.has_header("Location"):
+        response["Location"] = add_params_to_uri(
+            response["Location"], [("iss", public_origin(request))]
+        )
+    return response
+
+
 def _chosen_membership(
     request: SignedInRequest, memberships: list[Membership]
 ) -> Membership | None:
@@ -104,12 +116,14 @@ def authorize(request: SignedInRequest) -> HttpResponse:
             grant = SERVER.get_consent_grant(request, end_user=request.user)
     except OAuth2Error as error:
         if error.redirect_uri:
-            return SERVER.handle_error_response(None, error)
+            return _to_app(request, SERVER.handle_error_response(None, error))
         return _error_page(request, error)
     except ValueError:  # Authlib refuses to word an error quoting a malformed redirect_uri
         return _error_page(request, InvalidRequestError("The redirect_uri is malformed."))
     if request.method == "POST" and request.POST.get("decision") == "deny":
-        return SERVER.create_authorization_response(request, grant_user=None, grant=grant)
+        return _to_app(
+            request, SERVER.create_authorization_response(request, grant_user=None, grant=grant)
+        )
     memberships, closed = _memberships(request)
     membership = _chosen_membership(request, memberships)
     context: dict[str, Any] = {
@@ -131,7 +145,7 @@ def authorize(request: SignedInRequest) -> HttpResponse:
             redirect_uri=grant.redirect_uri,
             state=grant.request.payload.state,
         )
-        return SERVER.handle_error_response(None, refused)
+        return _to_app(request, SERVER.handle_error_response(None, refused))
     posted = request.method == "POST"
     chosen = request.POST.getlist("scopes") if posted else grantable
     inputs = RestrictionInputs(
@@ -176,7 +190,8 @@ def _approve(
         code_challenge=data["code_challenge"],
         code_challenge_method=data["code_challenge_method"],
     )
-    return SERVER.create_authorization_response(request, grant_user=request.user, grant=grant)
+    response = SERVER.create_authorization_response(request, grant_user=request.user, grant=grant)
+    return _to_app(request, response)
 
 
 def _restrictions_problem(restrictions: Restrictions, membership: Membership, kind: str) -> str:

@@ -53,6 +53,7 @@ def authorization_server_document(request: HttpRequest) -> dict[str, Any]:
         "response_modes_supported": ["query"],
         "grant_types_supported": ["authorization_code", "refresh_token", DEVICE_CODE_GRANT],
         "code_challenge_methods_supported": ["S256"],
+        "authorization_response_iss_parameter_supported": True,
         "token_endpoint_auth_methods_supported": ["none"],
         "revocation_endpoint_auth_methods_supported": ["none"],
         "client_id_metadata_document_supported": True,

@@ -47,10 +47,13 @@ def authorize_url(client_id: str, challenge: str, **overrides) -> str:
 
 
 def redirect_params(response) -> dict[str, str]:
+    """The query of an answer sent back to the app, which always names this server (RFC 9207)."""
     assert response.status_code == 302, response.content[:500]
     location = response["Location"]
     assert location.startswith(REDIRECT.rsplit(":", 1)[0])
-    return {k: v[0] for k, v in parse_qs(urlsplit(location).query).items()}
+    params = {k: v[0] for k, v in parse_qs(urlsplit(location).query).items()}
+    assert params["iss"] == "http://testserver"
+    return params
 
 
 def approve(browser, url: str, workspace, scopes=("products:read", "pages:read"), **extra):

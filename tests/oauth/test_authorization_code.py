@@ -73,6 +73,7 @@ def test_discovery_documents_say_what_the_mcp_specification_needs(client):
     assert metadata["code_challenge_methods_supported"] == ["S256"]
     assert metadata["token_endpoint_auth_methods_supported"] == ["none"]
     assert metadata["client_id_metadata_document_supported"] is True
+    assert metadata["authorization_response_iss_parameter_supported"] is True
     assert set(metadata["grant_types_supported"]) == {
         "authorization_code",
         "refresh_token",
