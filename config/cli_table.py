@@ -15,7 +15,7 @@ from typing import Any
 from django.urls import reverse
 
 from apps.api.operations import Operation, Param
-from apps.api.scopes import ALL_SCOPES
+from apps.api.scopes import ALL_SCOPES, EVERY_SCOPE
 from apps.oauth.clients import CLI_CLIENT_ID as CLIENT_ID
 
 from .operations import OPERATIONS
@@ -121,7 +121,8 @@ def command_for(op: Operation) -> dict[str, Any]:
 def build_cli_table() -> dict[str, Any]:
     return {
         "apiBase": reverse("api:openapi").rsplit("/", 1)[0],  # /api/v1
-        "scopes": list(ALL_SCOPES),
+        "scopes": list(EVERY_SCOPE),  # what `gatehouse login --scopes` may ask for
+        "defaultScopes": list(ALL_SCOPES),  # what it asks for unless told
         "login": {
             "clientId": CLIENT_ID,
             "deviceCode": "/oauth/device/code",

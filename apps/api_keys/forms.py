@@ -44,7 +44,7 @@ def asked_scope_rows(asked: list[str], chosen: list[str]) -> list[dict[str, Any]
     are left out (`_scope_matrix.html`)."""
     return [
         {
-            "label": group.capitalize(),
+            "label": "API keys" if group == "keys" else group.capitalize(),
             "boxes": [
                 {
                     "scope": f"{group}:{action}",
@@ -55,7 +55,7 @@ def asked_scope_rows(asked: list[str], chosen: list[str]) -> list[dict[str, Any]
                 for action in ("read", "write")
             ],
         }
-        for group in GROUPS
+        for group in (*GROUPS, "keys")
         if any(scope.startswith(group + ":") for scope in asked)
     ]
 

@@ -12,6 +12,7 @@ from authlib.oauth2.rfc6749.errors import (
     AccessDeniedError,
     InvalidGrantError,
     InvalidRequestError,
+    InvalidScopeError,
     OAuth2Error,
 )
 from authlib.oauth2.rfc7636 import CodeChallenge
@@ -25,6 +26,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from apps.accounts.models import User
+from apps.api.scopes import ALL_SCOPES
 from apps.api_keys import tokens
 from apps.devices.models import DeviceAuthorization
 
@@ -89,6 +91,15 @@ class McpResource:
 
 class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):
     TOKEN_ENDPOINT_AUTH_METHODS = ["none"]
+
+    def validate_requested_scope(self) -> None:
+        """A connected app may ask for the API's scopes, never the keys scopes: an assistant
+        does not create or revoke keys (`gatehouse login` may ask for them)."""
+        unknown = sorted(set((self.request.payload.scope or "").split()) - set(ALL_SCOPES))
+        if unknown:
+            raise InvalidScopeError(
+                f"A connected app may ask for {' '.join(ALL_SCOPES)}, not {error_text(unknown[0])}."
+            )
 
     def save_authorization_code(self, code: str, request: Any) -> None:
         from .issuing import authorization_code_save

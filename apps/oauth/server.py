@@ -18,7 +18,7 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils import timezone
 
-from apps.api.scopes import ALL_SCOPES
+from apps.api.scopes import EVERY_SCOPE
 from apps.api_keys.models import ApiKey
 from apps.api_keys.services import api_key_revoke
 from apps.api_keys.verification import api_key_find_by_secret
@@ -65,7 +65,9 @@ def _no_token(**_: Any) -> dict[str, Any]:
 class GatehouseAuthorizationServer(AuthorizationServer):
     def __init__(self) -> None:
         super().__init__(OAuthClient, OAuthGrant)
-        self.scopes_supported = list(ALL_SCOPES)
+        # Every scope a key can hold; connected apps are narrowed to the API's own by their
+        # grant (`grants.AuthorizationCodeGrant`), the CLI may also ask for the keys scopes.
+        self.scopes_supported = list(EVERY_SCOPE)
         self.register_token_generator("default", _no_token)
         self.register_grant(AuthorizationCodeGrant, [S256Only(required=True), McpResource()])
         self.register_grant(RefreshTokenGrant)

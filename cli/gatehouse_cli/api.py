@@ -78,7 +78,18 @@ class Api:
         message = data.get("message", "") if isinstance(data, dict) else ""
         if reason in LOGIN_AGAIN:
             raise CliError(f"{message} Run `gatehouse login` to log in again. ({reason})", reason)
+        if reason == "insufficient-scope" and (needed := _challenged_scope(response)):
+            message += (
+                f" A login key holds what `gatehouse login --scopes` asked for: add {needed} "
+                "to the scopes you use."
+            )
         raise CliError(f"{message} ({reason})", reason)
+
+
+def _challenged_scope(response: httpx.Response) -> str:
+    """The scopes a 403 names in its challenge (RFC 6750 §3), comma-separated as typed."""
+    found = re.search(r'scope="([^"]*)"', response.headers.get("WWW-Authenticate", ""))
+    return ",".join(found.group(1).split()) if found else ""
 
 
 def oauth_result(response: httpx.Response) -> dict[str, Any]:

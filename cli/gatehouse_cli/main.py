@@ -19,6 +19,7 @@ from .commands import TABLE, add_operation_commands, run_operation
 
 LOGIN = TABLE["login"]
 SCOPES: list[str] = TABLE["scopes"]
+DEFAULT_SCOPES: list[str] = TABLE["defaultScopes"]
 
 
 def _whoami_spec() -> dict[str, Any]:
@@ -46,9 +47,10 @@ def cli(ctx: click.Context, url: str | None, as_json: bool) -> None:
 @cli.command()
 @click.option(
     "--scopes",
-    default=",".join(SCOPES),
+    default=",".join(DEFAULT_SCOPES),
     show_default=True,
-    help="Comma-separated scopes to ask for; you may narrow them when approving.",
+    help="Comma-separated scopes to ask for; you may narrow them when approving. "
+    "Add keys:read,keys:write for the keys commands.",
 )
 @click.option("--no-browser", is_flag=True, help="Do not try to open the approval page.")
 @click.option("--url", "login_url", help="The server to log in to (same as gatehouse --url).")

@@ -27,35 +27,45 @@ def gatehouse(env: dict, *args: str) -> subprocess.CompletedProcess:
     )
 
 
-def test_login_approve_whoami_set_and_logout(page, live_server, tmp_path, shoot):
-    owner = owner_of(WorkspaceFactory(name="Acme"), email="ada@example.com")
-    env = cli_env(tmp_path, live_server)
+def login_started(env: dict, scopes: str) -> tuple[subprocess.Popen, str]:
+    """`gatehouse login` running, and the user code it printed."""
     login = subprocess.Popen(
-        [str(GATEHOUSE), "login", "--no-browser", "--scopes", "pages:read,pages:write"],
+        [str(GATEHOUSE), "login", "--no-browser", "--scopes", scopes],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
-    try:
-        code = None
-        lines = []
-        while code is None:
-            line = login.stderr.readline()
-            assert line, f"the CLI ended early: {''.join(lines)}"
-            lines.append(line)
-            found = re.search(r"code: ([A-Z]{4}-[A-Z]{4})", line)
-            code = found.group(1) if found else None
+    lines = []
+    while True:
+        line = login.stderr.readline()
+        if not line:
+            login.kill()
+            pytest.fail(f"the CLI ended early: {''.join(lines)}")
+        lines.append(line)
+        if found := re.search(r"code: ([A-Z]{4}-[A-Z]{4})", line):
+            return login, found.group(1)
 
-        page.goto("/device")
-        page.wait_for_url("**/sign-in/**")
-        page.fill("input[name=login]", owner.email)
-        page.fill("input[name=password]", PASSWORD)
-        page.click("button[type=submit]")
-        page.wait_for_url("**/device**")
-        page.fill("#user-code", code.replace("-", "").lower())
-        page.click("button:has-text('Continue')")
-        assert page.text_content("[data-testid=confirm-code]") == code
+
+def code_entered(page, owner, code: str) -> None:
+    """Sign in on /device and type the code, as a person would."""
+    page.goto("/device")
+    page.wait_for_url("**/sign-in/**")
+    page.fill("input[name=login]", owner.email)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url("**/device**")
+    page.fill("#user-code", code.replace("-", "").lower())
+    page.click("button:has-text('Continue')")
+    assert page.text_content("[data-testid=confirm-code]") == code
+
+
+def test_login_approve_whoami_set_and_logout(page, live_server, tmp_path, shoot):
+    owner = owner_of(WorkspaceFactory(name="Acme"), email="ada@example.com")
+    env = cli_env(tmp_path, live_server)
+    login, code = login_started(env, "pages:read,pages:write")
+    try:
+        code_entered(page, owner, code)
         assert "CLI on" in page.text_content("[data-testid=device-name]")
         assert page.locator("input[value='products:read']").count() == 0  # not asked for
         shoot(page, "40-cli-approve")
@@ -94,3 +104,28 @@ def test_login_approve_whoami_set_and_logout(page, live_server, tmp_path, shoot)
     after = gatehouse(env, "whoami")
     assert after.returncode == 1
     assert "Not logged in" in after.stderr
+
+
+def test_a_login_asking_for_the_keys_scopes_runs_the_keys_commands(page, live_server, tmp_path):
+    owner = owner_of(WorkspaceFactory(name="Acme"), email="ada@example.com")
+    env = cli_env(tmp_path, live_server)
+    before = gatehouse(env, "login", "--help")
+    assert "Add keys:read,keys:write for the keys commands." in " ".join(before.stdout.split())
+    login, code = login_started(env, "products:read,keys:read,keys:write")
+    try:
+        code_entered(page, owner, code)
+        assert "API keys" in page.text_content("main")
+        page.uncheck("input[value='keys:write']")
+        page.click("button:has-text('Approve')")
+        assert "CLI login approved" in page.text_content("main")
+        out, err = login.communicate(timeout=60)
+    finally:
+        login.kill()
+    assert login.returncode == 0, err
+    assert out.startswith("Logged in (scopes: keys:read products:read).")
+    listed = gatehouse(env, "keys", "list")
+    assert listed.returncode == 0, listed.stderr
+    assert "CLI on" in listed.stdout
+    refused = gatehouse(env, "keys", "create", "--name", "Deploy", "--scopes", "pages:read")
+    assert refused.returncode == 1
+    assert "add keys:write to the scopes you use" in refused.stderr

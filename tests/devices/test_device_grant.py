@@ -183,6 +183,26 @@ def test_scopes_can_be_narrowed_but_never_widened(client, browser, owner):
     assert poll(client, body["device_code"]).json()["scope"] == "pages:write"
 
 
+def test_the_cli_may_ask_for_the_keys_scopes_and_manage_keys_with_them(client, browser, owner):
+    workspace = owner.memberships.get().workspace
+    body = start(client, scope="products:read keys:read keys:write").json()
+    page = browser.get(f"/device?user_code={body['user_code']}").content.decode()
+    assert "API keys" in page and 'value="keys:write"' in page
+    assert approve(browser, body["user_code"], workspace, ("keys:read",)).status_code == 200
+    token = poll(client, body["device_code"]).json()
+    assert token["scope"] == "keys:read"
+    listed = client.get("/api/v1/keys", **auth(token["access_token"]))
+    assert listed.status_code == 200 and len(listed.json()["data"]) == 1
+    refused = client.post("/api/v1/keys", {"name": "x"}, **auth(token["access_token"]))
+    assert refused.status_code == 403  # keys:write was asked for, and unticked
+
+
+def test_a_login_that_names_no_scope_is_never_offered_the_keys_scopes(client, browser, owner):
+    body = start(client, scope="").json()
+    page = browser.get(f"/device?user_code={body['user_code']}").content.decode()
+    assert 'value="products:write"' in page and "keys:" not in page
+
+
 def test_denial_is_access_denied_and_issues_nothing(client, browser):
     body = start(client).json()
     response = browser.post("/device", {"user_code": body["user_code"], "decision": "deny"})

@@ -140,6 +140,7 @@ def test_denying_sends_access_denied_with_the_state_and_issues_nothing(client, b
         ({"resource": None}, "invalid_target"),
         ({"resource": "http://testserver/api/v1"}, "invalid_target"),
         ({"scope": "products:read admin:everything"}, "invalid_scope"),
+        ({"scope": "products:read keys:read"}, "invalid_scope"),  # only `gatehouse login` may
         ({"response_type": "token"}, "unsupported_response_type"),
     ],
 )
