@@ -4,8 +4,33 @@ If the access log is turned on (--access-logfile), it logs the path without the 
 (%(U)s rather than the request line %(r)s): a key someone put in a URL must not land in a log.
 """
 
+import json
+
+from gunicorn import util
+
 access_log_format = '%(h)s %(l)s %(u)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(b)s "%(f)s" "%(a)s"'
 
 # The longest request line gunicorn allows (its default is 4094): a GET /api/v1/keys with every
 # filter at its longest stays far below it, and a longer one is refused before Django.
 limit_request_line = 8190
+
+# What gunicorn answers itself, before Django sees the request (a request line over the limit,
+# headers too large, a malformed request), in the API's JSON rather than gunicorn's HTML page:
+# every answer of this server, errors included, is JSON. gunicorn has no setting for that page,
+# so its one writer is replaced.
+GUNICORN_REFUSALS = {414: "uri-too-long", 431: "headers-too-large", 500: "internal-error"}
+
+
+def write_json_error(sock, status_int: int, reason: str, mesg: str) -> None:
+    from apps.api.errors import DEFAULT_MESSAGES  # in the worker, where the app is loaded
+
+    error = GUNICORN_REFUSALS.get(status_int, "bad-request")
+    body = json.dumps({"error": error, "message": DEFAULT_MESSAGES[error]}).encode()
+    head = (
+        f"HTTP/1.1 {status_int} {reason}\r\nConnection: close\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    )
+    util.write_nonblock(sock, head.encode("latin1") + body)
+
+
+util.write_error = write_json_error

@@ -29,6 +29,7 @@ CODES = {
     "Forbidden": "403",
     "InvalidInput": "400",
     "PayloadTooLarge": "413",
+    "UriTooLong": "414",
     "UnsupportedMediaType": "415",
     "NotFound": "404",
     "RateLimited": "429",
@@ -67,6 +68,11 @@ def shared_responses() -> dict[str, Any]:
         "PayloadTooLarge": error_response(
             f"The body is over this server's limit of {settings.API_MAX_BODY_BYTES:,} bytes.",
             ["payload-too-large"],
+        ),
+        "UriTooLong": error_response(
+            "The address (path and query string) is over the server's limit of 8,190 "
+            "characters for the request line.",
+            ["uri-too-long"],
         ),
         "UnsupportedMediaType": error_response(
             "A body was sent without Content-Type: application/json.", ["unsupported-media-type"]
@@ -107,6 +113,8 @@ def operation_entry(op: Operation, schemas: dict[str, Any]) -> dict[str, Any]:
     names = ["Unauthorized", "Forbidden", "RateLimited"]
     if op.params or op.body is not None:
         names.append("InvalidInput")
+    if any(param.location == "query" for param in op.params):
+        names.append("UriTooLong")
     if op.body is not None:
         names += ["PayloadTooLarge", "UnsupportedMediaType"]
     if op.can_be_not_found:

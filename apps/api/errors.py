@@ -15,6 +15,9 @@ STATUS_BY_REASON = {
     "origin-not-allowed": 403,
     "invalid-input": 400,
     "payload-too-large": 413,
+    "uri-too-long": 414,  # answered by gunicorn itself (gunicorn.conf.py)
+    "headers-too-large": 431,  # likewise
+    "bad-request": 400,  # likewise: not HTTP gunicorn can read
     "unsupported-media-type": 415,
     "not-found": 404,
     "method-not-allowed": 405,
@@ -37,6 +40,9 @@ DEFAULT_MESSAGES = {
     "origin-not-allowed": "Requests from this web page's origin are not allowed here.",
     "invalid-input": "The request is not valid.",
     "payload-too-large": "The request body is too large.",
+    "uri-too-long": "The address is too long: keep it under 8,000 characters.",
+    "headers-too-large": "The request's headers are too large.",
+    "bad-request": "The request is not valid HTTP.",
     "unsupported-media-type": "Send the request body as JSON with Content-Type: application/json.",
     "not-found": "Nothing was found at this address.",
     "method-not-allowed": "This method is not allowed here.",

@@ -1,5 +1,7 @@
-"""A key sent in a URL never reaches a log line: the development server's nor gunicorn's."""
+"""A key sent in a URL never reaches a log line: the development server's nor gunicorn's. And
+what gunicorn answers by itself is JSON like the rest."""
 
+import json
 import os
 import socket
 import subprocess
@@ -60,3 +62,42 @@ def test_the_gunicorn_access_log_has_no_query_string(tmp_path):
     text = _serve_and_call(command, port, tmp_path)
     assert '"GET /api/v1/workspace HTTP/1.1" 400' in text
     assert SECRET not in text and "access_token" not in text
+
+
+@pytest.mark.parametrize(
+    ("request_bytes", "status", "error"),
+    [
+        (b"GET /api/v1/keys?cursor=" + b"x" * 9000 + b" HTTP/1.1\r\n", 414, "uri-too-long"),
+        (b"GET /api/v1/keys HTTP/1.1\r\nX-Big: " + b"y" * 9000 + b"\r\n", 431, "headers-too-large"),
+        (b"NOT HTTP AT ALL\r\n", 400, "bad-request"),
+    ],
+)
+def test_what_gunicorn_refuses_itself_is_answered_in_the_apis_json(
+    tmp_path, request_bytes, status, error
+):
+    port = _free_port()
+    gunicorn = str(Path(sys.executable).parent / "gunicorn")
+    command = [gunicorn, "config.wsgi", "-b", f"127.0.0.1:{port}"]
+    env = dict(os.environ, DATABASE_URL=f"sqlite:///{tmp_path}/db.sqlite3", DEBUG="true")
+    server = subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            try:
+                connection = socket.create_connection(("127.0.0.1", port), timeout=5)
+                break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            pytest.fail("the server did not start")
+        with connection:
+            connection.sendall(request_bytes + b"Host: x\r\n\r\n")
+            answer = b""
+            while chunk := connection.recv(65536):
+                answer += chunk
+    finally:
+        server.terminate()
+        server.wait(10)
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(f"HTTP/1.1 {status} ".encode())
+    assert b"\r\nContent-Type: application/json\r\n" in head
+    assert json.loads(body)["error"] == error and json.loads(body)["message"]
