@@ -70,6 +70,6 @@ def oauth_error(codes: list[str], description: str = "") -> dict[str, Any]:
     }
 
 
-def scope_list_pattern() -> str:
-    one = "(" + "|".join(re.escape(scope) for scope in ALL_SCOPES) + ")"
+def scope_list_pattern(scopes: tuple[str, ...] = ALL_SCOPES) -> str:
+    one = "(" + "|".join(re.escape(scope) for scope in scopes) + ")"
     return f"^({one}( {one})*)?$"

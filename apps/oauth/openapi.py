@@ -4,6 +4,8 @@ device grant of `gatehouse login`, the token endpoint of every grant, revocation
 from typing import Any
 
 from apps.api.openapi import form_body, oauth_error, scope_list_pattern
+from apps.api.schemas import single_line_text
+from apps.api.scopes import EVERY_SCOPE
 
 from .clients import CLI_CLIENT_ID as DEVICE_CLIENT_ID
 
@@ -127,10 +129,13 @@ def device_code_path() -> dict[str, Any]:
                         "type": "string",
                         "description": "Space-separated scopes. When empty or left out, "
                         "the approver may grant any, starting from read-only.",
-                        "pattern": scope_list_pattern(),
+                        "pattern": scope_list_pattern(EVERY_SCOPE),
                     },
-                    "installation_id": {"type": "string", "minLength": 1, "maxLength": 64},
-                    "device_name": {"type": "string", "maxLength": 100},
+                    "installation_id": single_line_text(64),
+                    "device_name": {
+                        "anyOf": [{"const": ""}, single_line_text(100)],
+                        "description": "The key's name; empty or left out: CLI.",
+                    },
                 },
                 ["client_id", "installation_id"],
             ),
