@@ -60,6 +60,15 @@ def code_entered(page, owner, code: str) -> None:
     assert page.text_content("[data-testid=confirm-code]") == code
 
 
+def approved(page, login: subprocess.Popen) -> str:
+    """Press Approve on /device; what the CLI printed once it received its key."""
+    page.click("button:has-text('Approve')")
+    assert "CLI login approved" in page.text_content("main")
+    out, err = login.communicate(timeout=60)
+    assert login.returncode == 0, err
+    return out
+
+
 def test_login_approve_whoami_set_and_logout(page, live_server, tmp_path, shoot):
     owner = owner_of(WorkspaceFactory(name="Acme"), email="ada@example.com")
     env = cli_env(tmp_path, live_server)
@@ -69,13 +78,9 @@ def test_login_approve_whoami_set_and_logout(page, live_server, tmp_path, shoot)
         assert "CLI on" in page.text_content("[data-testid=device-name]")
         assert page.locator("input[value='products:read']").count() == 0  # not asked for
         shoot(page, "40-cli-approve")
-        page.click("button:has-text('Approve')")
-        assert "CLI login approved" in page.text_content("main")
-
-        out, err = login.communicate(timeout=60)
+        out = approved(page, login)
     finally:
         login.kill()
-    assert login.returncode == 0, err
     assert out.startswith("Logged in (scopes: pages:read pages:write).")
     assert re.search(r"^Workspace name +Acme$", out, re.M)
     assert re.search(r"^User email +ada@example.com$", out, re.M)
@@ -116,12 +121,9 @@ def test_a_login_asking_for_the_keys_scopes_runs_the_keys_commands(page, live_se
         code_entered(page, owner, code)
         assert "API keys" in page.text_content("main")
         page.uncheck("input[value='keys:write']")
-        page.click("button:has-text('Approve')")
-        assert "CLI login approved" in page.text_content("main")
-        out, err = login.communicate(timeout=60)
+        out = approved(page, login)
     finally:
         login.kill()
-    assert login.returncode == 0, err
     assert out.startswith("Logged in (scopes: keys:read products:read).")
     listed = gatehouse(env, "keys", "list")
     assert listed.returncode == 0, listed.stderr
