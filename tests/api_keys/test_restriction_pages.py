@@ -96,8 +96,9 @@ def test_a_members_form_offers_only_their_own_communities(client, owner, communi
     member = member_of(communities[1])
     client.force_login(member)
     form = client.get("/portal/settings/developer/new/").content.decode()
-    assert f'value="{communities[1].pk}"' in form
-    assert f'value="{communities[0].pk}"' not in form
+    # By name: a bare value="30" would also match the expiry choice of 30 days.
+    assert f'name="chosen_communities" value="{communities[1].pk}"' in form
+    assert f'name="chosen_communities" value="{communities[0].pk}"' not in form
     assert 'name="access_keys"' not in form and 'name="chosen_products"' not in form
 
 
