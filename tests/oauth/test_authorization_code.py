@@ -3,6 +3,7 @@ consent page, every error redirect of RFC 6749 §4.1.2.1, the exchange, refresh 
 reuse, and revocation."""
 
 from datetime import timedelta
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import time_machine
@@ -119,6 +120,16 @@ def test_a_person_connects_an_app_which_then_calls_the_api_with_its_mcp_key(
     assert refused.status_code == 403  # pages:write was asked for, and unticked
     assert AuditEvent.objects.filter(action="oauth.authorized", key=key).count() == 1
     assert not RefreshToken.objects.filter(token_hash=token["refresh_token"]).exists()  # hashed
+
+
+def test_the_answer_to_the_app_names_site_url_as_its_issuer(client, browser, settings):
+    settings.OAUTH_ISSUER = "https://gatehouse.example.com"
+    client_id = register(client)["client_id"]
+    url = authorize_url(client_id, pkce()[1], resource="https://gatehouse.example.com/mcp")
+    answer = browser.post(url, {"decision": "deny"})
+    query = parse_qs(urlsplit(answer["Location"]).query)
+    assert query["iss"] == ["https://gatehouse.example.com"]
+    assert query["error"] == ["access_denied"]
 
 
 def test_denying_sends_access_denied_with_the_state_and_issues_nothing(client, browser):
