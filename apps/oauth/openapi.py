@@ -114,6 +114,22 @@ INVALID_DEVICE_REQUEST = [
 ]
 
 
+DEVICE_CODE_FIELDS: dict[str, Any] = {
+    "client_id": {"type": "string", "enum": [DEVICE_CLIENT_ID]},
+    "scope": {
+        "type": "string",
+        "description": "Space-separated scopes. When empty or left out, the approver may grant "
+        "any but the keys scopes, starting from read-only.",
+        "pattern": scope_list_pattern(EVERY_SCOPE),
+    },
+    "installation_id": single_line_text(64),
+    "device_name": {
+        "anyOf": [{"const": ""}, single_line_text(100)],
+        "description": "The key's name; empty or left out: CLI.",
+    },
+}
+
+
 def device_code_path() -> dict[str, Any]:
     """RFC 8628 §3.1: the CLI asks for a device code and a user code."""
     return {
@@ -122,23 +138,7 @@ def device_code_path() -> dict[str, Any]:
             "operationId": "startDeviceLogin",
             "summary": "Start a CLI login (RFC 8628 device authorization request).",
             "security": [],
-            "requestBody": form_body(
-                {
-                    "client_id": {"type": "string", "enum": [DEVICE_CLIENT_ID]},
-                    "scope": {
-                        "type": "string",
-                        "description": "Space-separated scopes. When empty or left out, "
-                        "the approver may grant any, starting from read-only.",
-                        "pattern": scope_list_pattern(EVERY_SCOPE),
-                    },
-                    "installation_id": single_line_text(64),
-                    "device_name": {
-                        "anyOf": [{"const": ""}, single_line_text(100)],
-                        "description": "The key's name; empty or left out: CLI.",
-                    },
-                },
-                ["client_id", "installation_id"],
-            ),
+            "requestBody": form_body(DEVICE_CODE_FIELDS, ["client_id", "installation_id"]),
             "responses": {
                 "200": {
                     "description": "The device code to poll with and the code to show.",
