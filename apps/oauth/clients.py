@@ -5,12 +5,13 @@ kept until its HTTP caching headers say it is stale)."""
 import json
 import re
 import ssl
+import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import timedelta
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 import httpcore
 import httpx
@@ -19,6 +20,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from apps.api.ratelimit import rate_limit_take
+from apps.common.validation import NAME_FORBIDDEN_CATEGORIES
 from apps.webhooks.destinations import DestinationRefused, guarded_client, time_limit
 
 from .models import OAuthClient, is_loopback_uri
@@ -113,6 +115,9 @@ def _count_fetch() -> None:
         )
 
 
+RESPONSE_PARAMETERS = frozenset({"code", "state", "iss", "error", "error_description", "error_uri"})
+
+
 def redirect_uris_clean(value: Any) -> list[str]:
     """The redirect addresses an app declares: https, or http to this machine (RFC 8252),
     absolute, without a fragment. ValueError says what is wrong."""
@@ -136,6 +141,9 @@ def redirect_uris_clean(value: Any) -> list[str]:
             parts.port  # noqa: B018 - raises for a port out of range
         except ValueError:
             raise ValueError(f"{uri!r} has an invalid port.") from None
+        if RESPONSE_PARAMETERS & {name for name, _ in parse_qsl(parts.query)}:
+            # The answer adds them: a second `iss` or `state` could be read in its place.
+            raise ValueError(f"{uri!r} must not carry code, state, error or iss itself.")
         if parts.scheme != "https" and not is_loopback_uri(uri):
             # Private-use schemes (com.example.app:/cb) are for apps the platform launches.
             if parts.scheme in ("http", "javascript", "data", "file") or "." not in parts.scheme:
@@ -146,8 +154,14 @@ def redirect_uris_clean(value: Any) -> list[str]:
 def client_name_clean(value: Any, fallback: str) -> str:
     """The app's name as people will read it (shown as unverified): printable, at most 100."""
     name = value if isinstance(value, str) else ""
-    name = re.sub(r"[\x00-\x1f\x7f]+", " ", name).strip()[:100]
-    return name or fallback
+    # Controls become spaces; invisible formatting (bidi overrides that would reverse how the
+    # name reads) is dropped.
+    name = "".join(
+        " " if unicodedata.category(ch) in ("Cc", "Zl", "Zp") else ch
+        for ch in name
+        if unicodedata.category(ch) not in NAME_FORBIDDEN_CATEGORIES - {"Cc", "Zl", "Zp"}
+    )
+    return name.strip()[:100] or fallback
 
 
 def _cache_lifetime(response: httpx.Response) -> timedelta:

@@ -9,6 +9,7 @@ from authlib.oauth2.rfc7591.errors import InvalidClientMetadataError, InvalidRed
 from django.http import HttpRequest
 
 from apps.common.http import client_ip
+from apps.common.validation import InvalidInput, clean_text
 
 from .clients import APP_GRANT_TYPES, client_name_clean, redirect_uris_clean
 from .grants import error_text
@@ -31,9 +32,45 @@ REGISTRATION_STRINGS = (
 )
 
 
+REGISTRATION_LISTS = ("redirect_uris", "grant_types", "response_types", "contacts")
 # What is kept is what is answered: a longer value is refused, never cut short.
 CLIENT_NAME_MAX = 100
 REGISTRATION_STRING_MAX = 2000
+REGISTRATION_LIST_MAX = 10
+
+
+def _fields_checked(body: dict[str, Any]) -> dict[str, Any]:
+    """The fields this server understands, each of the type and size it keeps; the others
+    are ignored (RFC 7591 §2), so they are neither kept nor answered."""
+    if "jwks" in body:
+        raise InvalidClientMetadataError("Public clients send no keys: leave out jwks.")
+    known = {k: v for k, v in body.items() if k in REGISTRATION_LISTS + REGISTRATION_STRINGS}
+    for name in REGISTRATION_LISTS:
+        value = known.get(name, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise InvalidClientMetadataError(f"{name} must be a list of strings.")
+        if len(value) > REGISTRATION_LIST_MAX or any(
+            len(v) > REGISTRATION_STRING_MAX for v in value
+        ):
+            raise InvalidClientMetadataError(
+                f"{name} may list at most {REGISTRATION_LIST_MAX} values of at most "
+                f"{REGISTRATION_STRING_MAX} characters."
+            )
+    for name in REGISTRATION_STRINGS:
+        if not isinstance(known.get(name, ""), str):
+            raise InvalidClientMetadataError(f"{name} must be a string.")
+        if len(known.get(name, "")) > REGISTRATION_STRING_MAX:
+            raise InvalidClientMetadataError(
+                f"{name} must be at most {REGISTRATION_STRING_MAX} characters."
+            )
+    if "client_name" in known:
+        try:
+            known["client_name"] = clean_text(
+                known["client_name"], "client_name", max_length=CLIENT_NAME_MAX
+            )
+        except InvalidInput as error:
+            raise InvalidClientMetadataError(error_text(error.message)) from None
+    return known
 
 
 def registration_body(raw: bytes) -> dict[str, Any]:
@@ -45,18 +82,7 @@ def registration_body(raw: bytes) -> dict[str, Any]:
         raise InvalidClientMetadataError("The body must be a JSON object.") from None
     if not isinstance(body, dict):
         raise InvalidClientMetadataError("The body must be a JSON object.")
-    for name in ("redirect_uris", "grant_types", "response_types", "contacts"):
-        value = body.get(name, [])
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise InvalidClientMetadataError(f"{name} must be a list of strings.")
-    for name in REGISTRATION_STRINGS:
-        if not isinstance(body.get(name, ""), str):
-            raise InvalidClientMetadataError(f"{name} must be a string.")
-        limit = CLIENT_NAME_MAX if name == "client_name" else REGISTRATION_STRING_MAX
-        if len(body.get(name, "")) > limit:
-            raise InvalidClientMetadataError(f"{name} must be at most {limit} characters.")
-    if "jwks" in body:
-        raise InvalidClientMetadataError("Public clients send no keys: leave out jwks.")
+    body = _fields_checked(body)
     body.setdefault("token_endpoint_auth_method", "none")
     # RFC 7591's default is the code grant alone; a connected app always refreshes.
     body.setdefault("grant_types", ["authorization_code", "refresh_token"])

@@ -147,10 +147,9 @@ def test_a_registration_is_answered_with_what_was_kept_or_refused(client):
             {"redirect_uris": [REDIRECT], field: value},
             content_type="application/json",
         )
-        assert answer.status_code == 400 and answer.json() == {
-            "error": "invalid_client_metadata",
-            "error_description": f"{field} must be at most {limit} characters.",
-        }
+        assert answer.status_code == 400
+        assert answer.json()["error"] == "invalid_client_metadata"
+        assert f"{field} must be at most {limit} characters" in answer.json()["error_description"]
     assert OAuthClient.objects.count() == 1
 
 

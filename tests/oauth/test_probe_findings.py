@@ -5,6 +5,7 @@ import pytest
 from apps.api_keys.models import ApiKey
 from apps.audit.services import Actor
 from apps.communities.models import Community
+from apps.oauth.clients import client_name_clean
 from apps.oauth.models import OAuthClient, OAuthGrant
 from apps.workspaces.models import Membership
 from apps.workspaces.services import team_remove
@@ -315,3 +316,51 @@ def test_an_id_too_large_for_the_database_is_no_id_on_the_consent_page(client, w
     # Not an id (as any other junk is not): "only these" with none chosen reaches nothing.
     exchange(client, client_id, redirect_params(answer)["code"], verifier)
     assert ApiKey.objects.get().community_ids == []
+
+
+# The second session's probe.
+
+
+def test_an_app_name_that_would_read_backwards_is_refused_and_a_kept_one_is_answered(client):
+    refused = client.post(
+        "/oauth/register",
+        {"client_name": "Gatehouse CLI \u202etxt.exe", "redirect_uris": [REDIRECT]},
+        content_type="application/json",
+    )
+    assert refused.status_code == 400
+    assert refused.json()["error"] == "invalid_client_metadata"
+    assert "U+202E" in refused.json()["error_description"]
+    kept = register(client, client_name="  Spaced  ")
+    assert kept["client_name"] == "Spaced" == OAuthClient.objects.get().client_name
+
+
+def test_a_metadata_documents_name_loses_its_invisible_formatting():
+    assert client_name_clean("Doc\u202eApp\x00x", "fallback") == "DocApp x"
+    assert client_name_clean("\u200b", "fallback") == "fallback"
+
+
+def test_registration_answers_only_what_it_keeps(client):
+    answer = register(client, contacts=["a@example.com"], logo_uri="https://a.example/l.png")
+    assert answer["contacts"] == ["a@example.com"]
+    answer = register(client, **{"client_name#fr": "x" * 5000, "software_statement": "y" * 5000})
+    assert "client_name#fr" not in answer and "software_statement" not in answer
+    for contacts in (["c" * 2001], ["a@example.com"] * 11):
+        refused = client.post(
+            "/oauth/register",
+            {"redirect_uris": [REDIRECT], "contacts": contacts},
+            content_type="application/json",
+        )
+        assert refused.status_code == 400
+        assert refused.json()["error"] == "invalid_client_metadata"
+
+
+def test_a_redirect_address_carrying_an_answers_parameter_is_refused(client):
+    for query in ("iss=https://other.example", "state=x", "code=1", "error=x"):
+        answer = client.post(
+            "/oauth/register",
+            {"redirect_uris": [f"http://127.0.0.1:9/cb?{query}"]},
+            content_type="application/json",
+        )
+        assert answer.status_code == 400, query
+        assert answer.json()["error"] == "invalid_redirect_uri"
+    register(client, redirect_uris=["http://127.0.0.1:9/cb?app=1"])  # other parameters may
