@@ -47,3 +47,6 @@ urlpatterns = [
     path("cli/gatehouse.tar.gz", cli_download, name="cli_download"),
     path("admin/", admin.site.urls),
 ]
+
+# OAuth's JSON for a refused Host on the endpoints programs call (apps/oauth/views.py).
+handler400 = "apps.oauth.views.bad_request"

@@ -5,9 +5,10 @@ from collections.abc import Callable
 from functools import wraps
 
 from django.conf import settings
-from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
+from django.core.exceptions import DisallowedHost, RequestDataTooBig, TooManyFieldsSent
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.http.multipartparser import MultiPartParserError
+from django.views import defaults
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET
 
@@ -15,6 +16,7 @@ from apps.api.ratelimit import rate_limit_take
 from apps.common.http import client_ip
 
 from .clients import documents_fetched_for
+from .grants import error_text
 from .metadata import authorization_server_document, protected_resource_document
 from .registration import Registration
 from .server import SERVER, CliDeviceAuthorization, endpoint_answer
@@ -59,6 +61,22 @@ def _too_many(bucket: str, per_minute: int, what: str) -> JsonResponse | None:
     return response
 
 
+MACHINE_PATHS = ("/oauth/token", "/oauth/device/code", "/oauth/register", "/oauth/revoke")
+
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """Django's 400 (a Host this server does not serve, another suspicious request): OAuth's
+    JSON for the endpoints programs call and the discovery documents, the page for people."""
+    if request.path in MACHINE_PATHS or request.path.startswith("/.well-known/"):
+        described = (
+            "The Host header names a host this server does not serve."
+            if isinstance(exception, DisallowedHost)
+            else "The request is not one this server takes."
+        )
+        return _cors(_oauth_error("invalid_request", described))
+    return defaults.bad_request(request, exception)
+
+
 def oauth_endpoint(view: Callable[[HttpRequest], HttpResponse]) -> Callable[..., HttpResponse]:
     """POST only, no CSRF (no cookie is trusted here), and every refusal in OAuth's JSON:
     another method, a body too big or with too many fields, an address Authlib cannot word.
@@ -84,6 +102,9 @@ def oauth_endpoint(view: Callable[[HttpRequest], HttpResponse]) -> Callable[...,
             return _oauth_error("invalid_request", "The request body is too large.", status=413)
         except MultiPartParserError:
             return _oauth_error("invalid_request", "The request body cannot be read.")
+        if repeated := sorted(k for k, values in request.POST.lists() if len(values) > 1):
+            # RFC 6749 §3.1: a parameter sent twice is refused, not read one way or the other.
+            return _oauth_error("invalid_request", f"{error_text(repeated[0])} is sent twice.")
         try:
             with documents_fetched_for(client_ip(request)):
                 return view(request)

@@ -364,3 +364,28 @@ def test_a_redirect_address_carrying_an_answers_parameter_is_refused(client):
         assert answer.status_code == 400, query
         assert answer.json()["error"] == "invalid_redirect_uri"
     register(client, redirect_uris=["http://127.0.0.1:9/cb?app=1"])  # other parameters may
+
+
+def test_a_parameter_sent_twice_is_refused(client):
+    answer = client.post(
+        "/oauth/device/code",
+        "client_id=gatehouse-cli&scope=products:read&scope=keys:write&installation_id=i",
+        content_type="application/x-www-form-urlencoded",
+    )
+    assert answer.status_code == 400
+    assert answer.json() == {
+        "error": "invalid_request",
+        "error_description": "scope is sent twice.",
+    }
+
+
+@pytest.mark.parametrize(
+    "path", ["/oauth/token", "/oauth/register", "/.well-known/oauth-authorization-server"]
+)
+def test_a_host_this_server_does_not_serve_is_refused_in_oauths_json(client, path):
+    answer = client.post(path, {}, HTTP_HOST="evil.example")
+    assert answer.status_code == 400 and answer["Content-Type"] == "application/json"
+    assert answer.json()["error"] == "invalid_request"
+    assert "Host header" in answer.json()["error_description"]
+    page = client.get("/oauth/authorize", HTTP_HOST="evil.example")
+    assert page.status_code == 400 and "text/html" in page["Content-Type"]
