@@ -18,7 +18,14 @@ limit_request_line = 8190
 # headers too large, a malformed request), in the API's JSON rather than gunicorn's HTML page:
 # every answer of this server, errors included, is JSON. gunicorn has no setting for that page,
 # so its one writer is replaced.
-GUNICORN_REFUSALS = {414: "uri-too-long", 431: "headers-too-large", 500: "internal-error"}
+GUNICORN_REFUSALS = {
+    403: "forbidden-request",
+    414: "uri-too-long",
+    417: "expectation-failed",
+    431: "headers-too-large",
+    500: "internal-error",
+    501: "not-implemented",
+}
 
 
 def write_json_error(sock, status_int: int, reason: str, mesg: str) -> None:

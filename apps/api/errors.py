@@ -18,6 +18,9 @@ STATUS_BY_REASON = {
     "uri-too-long": 414,  # answered by gunicorn itself (gunicorn.conf.py)
     "headers-too-large": 431,  # likewise
     "bad-request": 400,  # likewise: not HTTP gunicorn can read
+    "forbidden-request": 403,  # likewise: a proxy line or TLS it refuses
+    "expectation-failed": 417,  # likewise: an Expect header other than 100-continue
+    "not-implemented": 501,  # likewise: a transfer coding it does not know
     "unsupported-media-type": 415,
     "not-found": 404,
     "method-not-allowed": 405,
@@ -43,6 +46,9 @@ DEFAULT_MESSAGES = {
     "uri-too-long": "The address is too long: keep it under 8,000 characters.",
     "headers-too-large": "The request's headers are too large.",
     "bad-request": "The request is not valid HTTP.",
+    "forbidden-request": "This server does not take requests sent this way.",
+    "expectation-failed": "The only Expect this server meets is 100-continue.",
+    "not-implemented": "The request uses a transfer coding this server does not implement.",
     "unsupported-media-type": "Send the request body as JSON with Content-Type: application/json.",
     "not-found": "Nothing was found at this address.",
     "method-not-allowed": "This method is not allowed here.",

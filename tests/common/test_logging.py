@@ -70,6 +70,7 @@ def test_the_gunicorn_access_log_has_no_query_string(tmp_path):
         (b"GET /api/v1/keys?cursor=" + b"x" * 9000 + b" HTTP/1.1\r\n", 414, "uri-too-long"),
         (b"GET /api/v1/keys HTTP/1.1\r\nX-Big: " + b"y" * 9000 + b"\r\n", 431, "headers-too-large"),
         (b"NOT HTTP AT ALL\r\n", 400, "bad-request"),
+        (b"GET / HTTP/1.1\r\nExpect: 200-ok\r\n", 417, "expectation-failed"),
     ],
 )
 def test_what_gunicorn_refuses_itself_is_answered_in_the_apis_json(
