@@ -47,6 +47,15 @@ def error_text(text: str) -> str:
     return re.sub(r"[^\x20-\x21\x23-\x5b\x5d-\x7e]", "", text.replace("’", "'"))
 
 
+def scope_checked(scope: str | None) -> str:
+    """The scope parameter as RFC 6749 §3.3 writes it: scopes separated by spaces, no other
+    whitespace (a tab or a no-break space would otherwise split it just the same)."""
+    scope = scope or ""
+    if any(ch.isspace() and ch != " " for ch in scope):
+        raise InvalidScopeError("Separate scopes with spaces only.")
+    return scope
+
+
 def refusal(refused: GrantRefused) -> OAuth2Error:
     return OAuth2Error(description=error_text(refused.description), error=refused.error)
 
@@ -95,7 +104,7 @@ class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):
     def validate_requested_scope(self) -> None:
         """A connected app may ask for the API's scopes, never the keys scopes: an assistant
         does not create or revoke keys (`gatehouse login` may ask for them)."""
-        unknown = sorted(set((self.request.payload.scope or "").split()) - set(ALL_SCOPES))
+        unknown = sorted(set(scope_checked(self.request.payload.scope).split()) - set(ALL_SCOPES))
         if unknown:
             raise InvalidScopeError(
                 f"A connected app may ask for {' '.join(ALL_SCOPES)}, not {error_text(unknown[0])}."
@@ -169,7 +178,8 @@ class DeviceGrant(DeviceCodeGrant):
         if credential.is_expired():
             raise ExpiredTokenError("The login request expired; log in again.")
         if credential.status == DeviceAuthorization.Status.DENIED:
-            raise AccessDeniedError("The login was denied in the browser.")
+            # Denied on /device, or refused when the key was due (the approver's place changed).
+            raise AccessDeniedError("The login was denied; log in again.")
         polls = DeviceAuthorization.objects.filter(pk=credential.pk)
         last = credential.last_polled_at
         if last is not None and now - last < timedelta(seconds=credential.interval):

@@ -42,6 +42,7 @@ from .grants import (
     S256Only,
     error_text,
     refusal,
+    scope_checked,
 )
 from .issuing import (
     GrantRefused,
@@ -147,7 +148,7 @@ class CliDeviceAuthorization(DeviceAuthorizationEndpoint):
             device_code_hash=tokens.hash_secret(data["device_code"]),
             user_code=data["user_code"].replace("-", ""),
             client_id=client_id,
-            scopes=sorted(set((scope or "").split())),
+            scopes=sorted(set(scope_checked(scope).split())),
             installation_id=installation_id,
             device_name=device_name,
             requested_ip=client_ip(self.http_request),

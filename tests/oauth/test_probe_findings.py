@@ -389,3 +389,16 @@ def test_a_host_this_server_does_not_serve_is_refused_in_oauths_json(client, pat
     assert "Host header" in answer.json()["error_description"]
     page = client.get("/oauth/authorize", HTTP_HOST="evil.example")
     assert page.status_code == 400 and "text/html" in page["Content-Type"]
+
+
+def test_scopes_are_separated_by_spaces_only(client):
+    for scope in ("keys:read\tkeys:write", "products:read\u00a0pages:read"):
+        answer = client.post(
+            "/oauth/device/code",
+            {"client_id": "gatehouse-cli", "scope": scope, "installation_id": "i"},
+        )
+        assert answer.status_code == 400 and answer.json()["error"] == "invalid_scope"
+    client_id = register(client)["client_id"]
+    browser = signed_in(owner_of(WorkspaceFactory()))
+    url = authorize_url(client_id, pkce()[1], scope="products:read\tpages:read")
+    assert redirect_params(browser.get(url))["error"] == "invalid_scope"
