@@ -4,7 +4,6 @@ device grant of `gatehouse login`, the token endpoint of every grant, revocation
 from typing import Any
 
 from apps.api.openapi import form_body, oauth_error, scope_list_pattern
-from apps.api.schemas import single_line_text
 from apps.api.scopes import EVERY_SCOPE
 
 from .clients import CLI_CLIENT_ID as DEVICE_CLIENT_ID
@@ -122,9 +121,12 @@ DEVICE_CODE_FIELDS: dict[str, Any] = {
         "any but the keys scopes, starting from read-only.",
         "pattern": scope_list_pattern(EVERY_SCOPE),
     },
-    "installation_id": single_line_text(64),
+    # Lengths as sent, surrounding spaces included; the server also refuses what a name may
+    # not hold (docs/product.md §3.3), which a pattern here would make too slow to generate.
+    "installation_id": {"type": "string", "minLength": 1, "maxLength": 64},
     "device_name": {
-        "anyOf": [{"const": ""}, single_line_text(100)],
+        "type": "string",
+        "maxLength": 100,
         "description": "The key's name; empty or left out: CLI.",
     },
 }

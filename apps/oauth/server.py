@@ -132,6 +132,9 @@ class CliDeviceAuthorization(DeviceAuthorizationEndpoint):
         from apps.api_keys import tokens
 
         form = self.http_request.POST
+        for name, limit in (("device_name", 100), ("installation_id", 64)):
+            if len(form.get(name, "")) > limit:  # as sent: what the document counts
+                raise InvalidRequestError(f"{name} must be at most {limit} characters.")
         try:
             device_name = clean_text(
                 form.get("device_name") or "CLI", "device_name", max_length=100

@@ -402,3 +402,16 @@ def test_scopes_are_separated_by_spaces_only(client):
     browser = signed_in(owner_of(WorkspaceFactory()))
     url = authorize_url(client_id, pkce()[1], scope="products:read\tpages:read")
     assert redirect_params(browser.get(url))["error"] == "invalid_scope"
+
+
+def test_device_login_fields_are_counted_as_sent(client):
+    for field, value in (("installation_id", "\t" + "i" * 64), ("device_name", " " + "d" * 100)):
+        answer = client.post(
+            "/oauth/device/code",
+            {"client_id": "gatehouse-cli", "installation_id": "i", field: value},
+        )
+        assert answer.status_code == 400, field
+        assert (
+            answer.json()["error_description"]
+            == f"{field} must be at most {len(value) - 1} characters."
+        )
