@@ -189,6 +189,32 @@ OUT_OF_BOUNDS = """() => {
 }"""
 
 
+# A word in a table cell set on two lines ("owner@dem|o.gatehouse.t|est", "51 seco|nds ago"):
+# each word of each cell's text is measured as a DOM range; its boxes on more than one line
+# mean it was broken. Words end at spaces and hyphens (a break after a hyphen is a word's edge);
+# data that is not words (a JSON body in <pre>, a URL in a .break box) may break anywhere.
+BROKEN_WORDS = """() => {
+  const broken = [];
+  const range = document.createRange();
+  for (const cell of document.querySelectorAll("td, th")) {
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      if (node.parentElement.closest(".sr-only, dialog:not([open]), pre, .break")) continue;
+      const words = /[^\\s\\-]+/g;
+      let found;
+      while ((found = words.exec(node.textContent))) {
+        range.setStart(node, found.index);
+        range.setEnd(node, found.index + found[0].length);
+        const tops = new Set([...range.getClientRects()].filter(r => r.width > 0)
+          .map(r => Math.round(r.top)));
+        if (tops.size > 1) broken.push(found[0]);
+      }
+    }
+  }
+  return broken.slice(0, 8);
+}"""
+
+
 def invitation_path(community) -> str:
     _, link = invitation_create(
         workspace=community.workspace,
@@ -267,6 +293,8 @@ def test_no_page_scrolls_sideways(browser, live_server, shoot, width):
                 overflowing[name] = scroll_width
             if out := page.evaluate(OUT_OF_BOUNDS):
                 overflowing[name] = out
+            if broken := page.evaluate(BROKEN_WORDS):
+                overflowing[name] = f"words broken mid-word: {broken}"
             # Navigation pills keep their own height, however short the page.
             heights = page.locator("nav.sidenav a").evaluate_all(
                 "links => links.map(link => link.getBoundingClientRect().height)"
@@ -279,7 +307,7 @@ def test_no_page_scrolls_sideways(browser, live_server, shoot, width):
                 "pres => pres.filter(p => getComputedStyle(p).wordBreak === 'break-all').length",
             )
             assert mid_word == 0, name
-        assert overflowing == {}
+        assert not overflowing, "\n".join(f"{name}: {what}" for name, what in overflowing.items())
         # Every navigation link is on screen: the navigation wraps instead of being cut off.
         boxes = page.locator("nav.sidenav a").evaluate_all(
             "links => links.map(link => link.getBoundingClientRect().right)"

@@ -1,8 +1,11 @@
-"""Template filters for keys: restrictions in words."""
+"""Template filters for keys: restrictions in words, hints that do not wrap."""
 
+import re
 from typing import Any
 
 from django import template
+from django.utils.html import escape
+from django.utils.safestring import mark_safe
 
 from ..restrictions import Restrictions
 
@@ -16,3 +19,15 @@ def restriction_summary(value: Any) -> str:
     if not isinstance(value, dict):
         return "none"
     return Restrictions.from_json(value).summary() or "none"
+
+
+HINT = re.compile(r"\b[a-z]{2,4}_…[A-Za-z0-9]{4}\b")
+
+
+@register.filter
+def hints_unbroken(value: Any) -> str:
+    """Text in which each key hint (`gwk_…Qt40`) stays on one line: a browser may otherwise
+    wrap after the ellipsis."""
+    return mark_safe(  # noqa: S308 - the text is escaped first; only our own span is added
+        HINT.sub(lambda m: f'<span class="nowrap">{m.group(0)}</span>', escape(str(value)))
+    )
