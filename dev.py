@@ -62,7 +62,10 @@ def main() -> None:
         sh(PYTHON, "manage.py", "demo", "--base-url", f"http://127.0.0.1:{port}")
         # A task worker beside the server: webhook deliveries, e-mails of jobs, the schedule
         # (expiry notices hourly, usage and pruning daily). Its log shares this console.
-        os.environ.setdefault("SITE_URL", f"http://127.0.0.1:{port}")
+        os.environ.setdefault("SITE_URL", f"http://127.0.0.1:{port}")  # links in e-mails
+        # OAuth's issuer and the MCP resource follow the address each request came to, so an
+        # MCP client connects at http://localhost:PORT/mcp as well as at 127.0.0.1.
+        os.environ.setdefault("OAUTH_ISSUER", "")
         worker = ["worker", "--", "--no-startup-delay", "--verbosity", "0"]  # deliveries logged
         subprocess.Popen([str(PYTHON), "manage.py", *worker])
         os.execv(PYTHON, [str(PYTHON), "manage.py", "runserver", f"127.0.0.1:{port}"])

@@ -25,11 +25,13 @@ from mcp.server.lowlevel.server import Server
 
 from apps.api.errors import ApiFailure, api_error
 from apps.api.http import request_body_bytes
-from apps.api.operations import Call, NotFound, Operation
+from apps.api.operations import Call, Needs, NotFound, Operation
+from apps.api.scopes import ALL_SCOPES, MEMBER_SCOPES
 from apps.api_keys.auth import (
     api_key_authorize,
     api_key_from_request,
     key_may,
+    needed_scopes,
     rate_limit_headers,
 )
 from apps.api_keys.models import ApiKey
@@ -174,12 +176,48 @@ def tool_call(
     )
 
 
+def grantable_scopes(key: ApiKey) -> tuple[str, ...]:
+    """What a connected app may ask the person for on this key's behalf: the API's scopes
+    for a workspace key, the community scopes for a member key (never the keys scopes)."""
+    return MEMBER_SCOPES if key.kind == ApiKey.Kind.MEMBER else ALL_SCOPES
+
+
+def step_up_scopes(key: ApiKey, needs: Needs) -> tuple[str, ...] | None:
+    """For a connected app's key (tag MCP) that lacks the scope a tool needs, the scopes to
+    ask the person for: those it holds and the one missing (MCP authorization, "scope
+    challenge"). None when a new sign-in could not help: a pasted key, a tool it may already
+    call, or one this kind of key can never hold."""
+    if key.tag != ApiKey.Tag.MCP or key_may(key, needs):
+        return None
+    if key.kind == ApiKey.Kind.MEMBER and not needs.members:
+        return None
+    missing = [s for s in needed_scopes(needs) if s in grantable_scopes(key)]
+    if not missing:
+        return None
+    # A tool that takes any write scope: the write scope of a group the key reads, if any.
+    groups = {scope.split(":")[0] for scope in key.scopes}
+    missing.sort(key=lambda scope: scope.split(":")[0] not in groups)
+    return tuple(sorted({*key.scopes, missing[0]}))
+
+
+def _step_up_tool(tool: types.Tool, needs: Needs) -> types.Tool:
+    needed = " or ".join(needed_scopes(needs))
+    note = f" Needs {needed}, not yet granted to this app: calling it asks you to grant it."
+    return tool.model_copy(update={"description": (tool.description or "") + note})
+
+
 async def _list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-    """Only the tools the request's key may call."""
+    """The tools the request's key may call, and for a connected app those it may step up
+    to, saying so."""
     key = current_call.get().key
-    return types.ListToolsResult(
-        tools=[tool for name, tool in TOOLS.items() if key_may(key, OPERATIONS_BY_NAME[name].needs)]
-    )
+    tools = []
+    for name, tool in TOOLS.items():
+        needs = OPERATIONS_BY_NAME[name].needs
+        if key_may(key, needs):
+            tools.append(tool)
+        elif step_up_scopes(key, needs) is not None:
+            tools.append(_step_up_tool(tool, needs))
+    return types.ListToolsResult(tools=tools)
 
 
 async def _call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
@@ -245,7 +283,6 @@ def _answer(request: HttpRequest, key: ApiKey, body: bytes) -> Answer:
     """The SDK's answer: a plain call through its single-exchange kernel, the rest (and what
     the kernel refuses) through its whole Streamable HTTP transport."""
     ip = client_ip(request)
-    request.usage_operation = _usage_operation(body)  # type: ignore[attr-defined]
     plain = single_exchange_version(request, body)
     if plain is not None:
         message, version = plain
@@ -260,9 +297,36 @@ def _answer(request: HttpRequest, key: ApiKey, body: bytes) -> Answer:
 
 def _with_resource_metadata(request: HttpRequest, response: HttpResponse) -> HttpResponse:
     """A 401 names where MCP clients find how to sign in (RFC 9728 §5.1), so their Connect
-    button works from the bare URL."""
+    button works from the bare URL, and the scopes to ask for (MCP authorization 2025-11-25,
+    "scope selection")."""
     if response.status_code == 401:
-        response["WWW-Authenticate"] += f', resource_metadata="{resource_metadata_url(request)}"'
+        response["WWW-Authenticate"] += (
+            f', resource_metadata="{resource_metadata_url(request)}"'
+            f', scope="{" ".join(ALL_SCOPES)}"'
+        )
+    return response
+
+
+def _scope_challenge(request: HttpRequest, key: ApiKey, tool: str) -> HttpResponse | None:
+    """HTTP 403 insufficient_scope for a connected app's tool call that a new sign-in with
+    more scopes would allow: its client asks the person and calls again (step-up). A pasted
+    key gets the tool error instead, which a person reads in the assistant."""
+    op = OPERATIONS_BY_NAME.get(tool)
+    if op is None or tool not in TOOLS:
+        return None
+    scopes = step_up_scopes(key, op.needs)
+    if scopes is None:
+        return None
+    needed = " or ".join(needed_scopes(op.needs))
+    response = api_error(
+        "insufficient-scope",
+        f"The tool {tool} needs {needed}; sign in again to grant it to this app.",
+        WWW_Authenticate=(
+            f'Bearer realm="api", error="insufficient_scope", scope="{" ".join(scopes)}", '
+            f'resource_metadata="{resource_metadata_url(request)}", '
+            f'error_description="The tool {tool} needs {needed}."'
+        ),
+    )
     return response
 
 
@@ -291,6 +355,11 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
         return rate_limit_headers(request, _with_resource_metadata(request, failure.response()))
     if (problem := jsonrpc_problem(body)) is not None:
         return rate_limit_headers(request, problem)
+    request.usage_operation = operation = _usage_operation(body)  # type: ignore[attr-defined]
+    if operation.startswith("mcp:") and (
+        challenge := _scope_challenge(request, key, operation.removeprefix("mcp:"))
+    ):
+        return rate_limit_headers(request, challenge)
     status, headers, content = _answer(request, key, body)
     response = HttpResponse(content, status=status)
     for name, value in headers:

@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.views.decorators.http import require_GET
 
 from apps.api.errors import STATUS_BY_REASON
 from apps.api.openapi import error_response, header, json_body, ok
@@ -22,6 +24,7 @@ from apps.oauth.openapi import device_grant_paths
 from .operations import OPERATIONS
 
 OPENAPI_FILE = Path(__file__).with_name("openapi.json")
+OAUTH_OPENAPI_FILE = Path(__file__).with_name("oauth-openapi.json")
 
 
 CODES = {
@@ -155,7 +158,6 @@ def build_openapi() -> dict[str, Any]:
     paths: dict[str, dict[str, Any]] = {}
     for op in OPERATIONS:
         paths.setdefault(op.path, {})[op.method.lower()] = operation_entry(op, schemas)
-    paths.update(device_grant_paths())
     paths.update(secret_scanning_paths())
     return {
         "openapi": "3.1.0",
@@ -208,11 +210,49 @@ def needs_sentence(op: Operation) -> str:
     return text + "."
 
 
+def build_oauth_openapi() -> dict[str, Any]:
+    """The authorization server's endpoints for programs, in a document of their own: they
+    live at the origin, not under the API's /api/v1, and take forms rather than JSON (a
+    generated API client that read them under the API's `servers` would call the wrong
+    address). Clients find them through /.well-known/oauth-authorization-server."""
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "Gatehouse authorization server",
+            "version": "1.0.0",
+            "description": (
+                "OAuth 2.1 for MCP clients and the device grant of `gatehouse login`, as "
+                "/.well-known/oauth-authorization-server describes them (RFC 8414). Errors "
+                "follow RFC 6749 §5.2."
+            ),
+        },
+        "servers": [{"url": "/"}],
+        "paths": device_grant_paths(),
+    }
+
+
 def render_openapi() -> str:
     return json.dumps(build_openapi(), indent=2, ensure_ascii=False) + "\n"
+
+
+def render_oauth_openapi() -> str:
+    return json.dumps(build_oauth_openapi(), indent=2, ensure_ascii=False) + "\n"
 
 
 @functools.cache
 def served_openapi() -> bytes:
     """The document this server serves: built once per process, with its own limits."""
     return render_openapi().encode()
+
+
+@functools.cache
+def served_oauth_openapi() -> bytes:
+    return render_oauth_openapi().encode()
+
+
+@require_GET
+def oauth_openapi(request: HttpRequest) -> HttpResponse:
+    """GET /oauth/openapi.json: the authorization server's endpoints, readable from any page."""
+    response = HttpResponse(served_oauth_openapi(), content_type="application/json")
+    response["Access-Control-Allow-Origin"] = "*"
+    return response

@@ -240,7 +240,8 @@ MCP_ALLOWED_ORIGINS = env_list("MCP_ALLOWED_ORIGINS", [])
 # `gatehouse login` requests (POST /oauth/device/code) per client address a minute.
 DEVICE_CODES_PER_MINUTE = env_int("DEVICE_CODES_PER_MINUTE", 10)
 # OAuth for MCP clients (docs/product.md §6.1). The issuer is SITE_URL when it is set in the
-# environment; otherwise (development) the address each request came to.
+# environment; otherwise, or when OAUTH_ISSUER is set empty (`dev.py run` does), the address
+# each request came to, so localhost and 127.0.0.1 both work in development.
 OAUTH_ISSUER = os.environ.get("OAUTH_ISSUER", os.environ.get("SITE_URL", "")).rstrip("/")
 OAUTH_REGISTRATIONS_PER_MINUTE = env_int("OAUTH_REGISTRATIONS_PER_MINUTE", 10)
 OAUTH_DOCUMENT_FETCHES_PER_MINUTE = env_int("OAUTH_DOCUMENT_FETCHES_PER_MINUTE", 10)

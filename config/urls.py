@@ -12,6 +12,7 @@ from apps.workspaces import views as workspace_views
 
 from .cli_package import cli_download
 from .mcp import mcp_endpoint
+from .openapi import oauth_openapi
 
 # The admin signs in through the same throttled, two-factor sign-in as the dashboard.
 admin.site.login = secure_admin_login(admin.site.login)  # type: ignore[method-assign]
@@ -21,6 +22,7 @@ urlpatterns = [
     path("api/", include("config.api")),
     path("mcp", mcp_endpoint, name="mcp"),
     path("", include("apps.devices.urls")),
+    path("oauth/openapi.json", oauth_openapi, name="oauth_openapi"),
     path("", include("apps.oauth.urls")),
     path("", workspace_views.home, name="home"),
     path("account/security/", account_views.security_log, name="security_log"),

@@ -1,5 +1,7 @@
 """The API's error responses: `{"error": <reason>, "message": <one sentence>}`."""
 
+import re
+
 from django.http import JsonResponse
 
 STATUS_BY_REASON = {
@@ -57,20 +59,29 @@ DEFAULT_MESSAGES = {
 }
 
 
+def challenge_text(text: str) -> str:
+    """Text a challenge's quoted parameter may hold (RFC 6750 §3: printable ASCII without
+    quotes or backslashes)."""
+    return re.sub(r"[^\x20-\x21\x23-\x5b\x5d-\x7e]", "", text.replace("’", "'"))
+
+
 def api_error(reason: str, message: str | None = None, **headers: str) -> JsonResponse:
     """The JSON error response for `reason`, with the status of the error table.
 
     401 responses always carry a WWW-Authenticate challenge (RFC 6750): with
-    error="invalid_token" when a key was presented, bare when none was.
+    error="invalid_token" and the message as error_description when a key was presented (a
+    client that shows only the challenge still tells its user what is wrong with the key),
+    bare when none was.
     """
-    response = JsonResponse(
-        {"error": reason, "message": message or DEFAULT_MESSAGES[reason]},
-        status=STATUS_BY_REASON[reason],
-    )
+    message = message or DEFAULT_MESSAGES[reason]
+    response = JsonResponse({"error": reason, "message": message}, status=STATUS_BY_REASON[reason])
     if reason == "missing-key":
         response["WWW-Authenticate"] = 'Bearer realm="api"'
     elif response.status_code == 401:
-        response["WWW-Authenticate"] = 'Bearer realm="api", error="invalid_token"'
+        response["WWW-Authenticate"] = (
+            f'Bearer realm="api", error="invalid_token", '
+            f'error_description="{challenge_text(message)}"'
+        )
     for name, value in headers.items():
         response[name.replace("_", "-")] = value
     return response

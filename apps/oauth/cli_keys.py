@@ -1,5 +1,6 @@
 """The CLI's key of a device login (`gatehouse login`, RFC 8628), minted once its login is
-approved on /device: tagged CLI for 90 days, replacing the installation's previous key."""
+approved on /device: tagged CLI for 90 days, replacing the installation's previous key (a
+client that names no installation gets a key of its own on each login)."""
 
 from django.db import transaction
 from django.utils import timezone
@@ -36,9 +37,12 @@ def cli_key_issue(authorization: DeviceAuthorization, *, ip: str | None) -> Issu
         previous = ApiKey.objects.filter(
             workspace=workspace,
             user=user,
+            tag=ApiKey.Tag.CLI,
             installation_id=authorization.installation_id,
             revoked_at__isnull=True,
         ).select_related("workspace", "user")
+        if not authorization.installation_id:
+            previous = previous.none()
         replaced = tuple(api_key_revoke(key=key, actor=actor).hint for key in previous)
         created = api_key_create(
             workspace=workspace,
@@ -47,7 +51,7 @@ def cli_key_issue(authorization: DeviceAuthorization, *, ip: str | None) -> Issu
             scopes=authorization.approved_scopes,
             expires_at=None,
             tag=ApiKey.Tag.CLI,
-            installation_id=authorization.installation_id,
+            installation_id=authorization.installation_id or None,
             actor=actor,
         )
         DeviceAuthorization.objects.filter(pk=authorization.pk).update(key=created.key)

@@ -33,7 +33,7 @@ from apps.common.validation import InvalidInput
 from apps.workspaces.models import Membership
 from apps.workspaces.selectors import STAFF_ROLES
 
-from .clients import documents_fetched_for
+from .clients import documents_fetched_for, is_private_use_uri
 from .issuing import Approval
 from .metadata import public_origin
 from .server import SERVER
@@ -134,6 +134,10 @@ def authorize(request: SignedInRequest) -> HttpResponse:
         "oauth_params": [(k, v) for k, v in request.GET.items() if k != "workspace"],
         "lifetime_hours": int(MCP_LIFETIME.total_seconds() // 3600),
         "redirect_host": urlsplit(grant.redirect_uri).netloc or grant.redirect_uri,
+        # A native app's own scheme: the operating system opens whichever app claimed it.
+        "redirect_app": urlsplit(grant.redirect_uri).scheme
+        if is_private_use_uri(grant.redirect_uri)
+        else "",
     }
     if membership is None:
         return _consent_page(request, grant, context, status=403)

@@ -28,6 +28,7 @@ from django.utils import timezone
 from apps.accounts.models import User
 from apps.api.scopes import ALL_SCOPES
 from apps.api_keys import tokens
+from apps.common.http import client_ip
 from apps.devices.models import DeviceAuthorization
 
 from .issuing import (
@@ -116,7 +117,12 @@ class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):
         authorization_code_save(request.approval, code)
 
     def query_authorization_code(self, code: str, client: Any) -> AuthorizationCode | None:
-        return authorization_code_find(code, client)
+        found = authorization_code_find(code, client)
+        if found is not None and not self.request.payload.data.get("redirect_uri"):
+            # RFC 6749 §4.1.3: required, since every authorization request here names one;
+            # leaving it out is a malformed request, not a wrong code (invalid_grant).
+            raise InvalidRequestError("redirect_uri is missing: send the authorization request's.")
+        return found
 
     def delete_authorization_code(self, authorization_code: AuthorizationCode) -> None:
         pass  # deleted by the exchange itself (`issuing.grant_create`), so it happens once
@@ -144,7 +150,8 @@ class RefreshTokenGrant(grants.RefreshTokenGrant):
         if token is None:
             return None
         if token.used_at is not None:
-            grant_revoke_reused(token, ip=self.request._request.META.get("REMOTE_ADDR"))
+            # The caller as the trusted-proxy setting resolves it, not the proxy's address.
+            grant_revoke_reused(token, ip=client_ip(self.request._request))
             return None
         if token.is_revoked() or token.is_expired():
             return None

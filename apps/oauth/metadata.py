@@ -57,5 +57,5 @@ def authorization_server_document(request: HttpRequest) -> dict[str, Any]:
         "token_endpoint_auth_methods_supported": ["none"],
         "revocation_endpoint_auth_methods_supported": ["none"],
         "client_id_metadata_document_supported": True,
-        "service_documentation": f"{origin}/api/v1/openapi.json",
+        "service_documentation": f"{origin}/oauth/openapi.json",
     }

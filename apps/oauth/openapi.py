@@ -1,5 +1,6 @@
-"""How the authorization server's endpoints are described in the OpenAPI document: the
-device grant of `gatehouse login`, the token endpoint of every grant, revocation."""
+"""How the authorization server's endpoints are described in their own OpenAPI document
+(/oauth/openapi.json, at the origin, apart from the API's /api/v1): the device grant of
+`gatehouse login`, registration, the token endpoint of every grant, revocation."""
 
 from typing import Any
 
@@ -7,9 +8,6 @@ from apps.api.openapi import form_body, oauth_error, scope_list_pattern
 from apps.api.scopes import EVERY_SCOPE
 
 from .clients import CLI_CLIENT_ID as DEVICE_CLIENT_ID
-
-ROOT = [{"url": "/"}]  # outside /api/v1
-
 
 TOKEN_ANSWER: dict[str, Any] = {
     "type": "object",
@@ -55,9 +53,13 @@ def register_path() -> dict[str, Any]:
     """RFC 7591: dynamic registration of a public client."""
     uri = {
         "type": "string",
-        "description": "https, or http to 127.0.0.1, [::1] or localhost (any port, RFC 8252)",
-        "pattern": r"^(https://[^/?#\s]+|http://(127\.0\.0\.1|localhost|\[::1\])(:\d+)?)"
-        r"(/[^#\s]*)?$",
+        "description": "https; http to 127.0.0.1, [::1] or localhost (any port, RFC 8252 "
+        "§7.3); or a native app's own scheme (RFC 8252 §7.1), such as "
+        "cursor://anysphere.cursor-mcp/oauth/callback or com.example.app:/callback. Schemes a "
+        "browser runs or reads itself (javascript, data, file, blob, about, vbscript, "
+        "filesystem, ws, wss, …) are refused with invalid_redirect_uri naming the address.",
+        "pattern": r"^(https://[^/?#\s]+|http://(127\.0\.0\.1|localhost|\[::1\])(:\d+)?"
+        r"|[a-z][a-z0-9+.\-]*:(//[^/?#\s]*)?)(/[^#\s]*)?$",
     }
     uris = {"type": "array", "items": uri, "minItems": 1, "maxItems": 10}
     metadata: dict[str, Any] = {
@@ -73,7 +75,6 @@ def register_path() -> dict[str, Any]:
         },
     }
     return {
-        "servers": ROOT,
         "post": {
             "operationId": "registerClient",
             "summary": "Register an MCP client without a client ID metadata document (RFC 7591).",
@@ -99,7 +100,10 @@ def register_path() -> dict[str, Any]:
                     },
                 },
                 "400": oauth_error(["invalid_client_metadata", "invalid_redirect_uri"]),
-                "429": oauth_error(["slow_down"], "Too many registrations from this address."),
+                "429": oauth_error(
+                    ["temporarily_unavailable"],
+                    "Too many registrations from this address; see Retry-After.",
+                ),
             },
         },
     }
@@ -123,11 +127,19 @@ DEVICE_CODE_FIELDS: dict[str, Any] = {
     },
     # Lengths as sent, surrounding spaces included; the server also refuses what a name may
     # not hold (docs/product.md §3.3), which a pattern here would make too slow to generate.
-    "installation_id": {"type": "string", "minLength": 1, "maxLength": 64},
+    "installation_id": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 64,
+        "description": "The CLI's own extra (RFC 8628 needs only client_id and scope): a "
+        "login from the same installation replaces its previous key. Left out, each login "
+        "is a key of its own.",
+    },
     "device_name": {
         "type": "string",
         "maxLength": 100,
-        "description": "The key's name; empty or left out: CLI.",
+        "description": "The key's name. Empty or left out: the client's name and the address "
+        "the login came from.",
     },
 }
 
@@ -135,12 +147,11 @@ DEVICE_CODE_FIELDS: dict[str, Any] = {
 def device_code_path() -> dict[str, Any]:
     """RFC 8628 §3.1: the CLI asks for a device code and a user code."""
     return {
-        "servers": ROOT,
         "post": {
             "operationId": "startDeviceLogin",
             "summary": "Start a CLI login (RFC 8628 device authorization request).",
             "security": [],
-            "requestBody": form_body(DEVICE_CODE_FIELDS, ["client_id", "installation_id"]),
+            "requestBody": form_body(DEVICE_CODE_FIELDS, ["client_id"]),
             "responses": {
                 "200": {
                     "description": "The device code to poll with and the code to show.",
@@ -172,6 +183,11 @@ def device_code_path() -> dict[str, Any]:
                         }
                     },
                 },
+                "401": oauth_error(
+                    ["invalid_client"],
+                    "Client credentials in an Authorization header (Basic): clients here are "
+                    "public and send client_id in the form; with WWW-Authenticate: Basic.",
+                ),
                 "400": oauth_error(INVALID_DEVICE_REQUEST),
                 "429": oauth_error(
                     ["slow_down"], "Too many login requests from this address; see Retry-After."
@@ -184,7 +200,6 @@ def device_code_path() -> dict[str, Any]:
 def token_path() -> dict[str, Any]:
     """RFC 8628 §3.4: the CLI polls for its key."""
     return {
-        "servers": ROOT,
         "post": {
             "operationId": "requestToken",
             "summary": "Exchange a grant for a key: the CLI's device code (RFC 8628), a connected "
@@ -215,6 +230,11 @@ def token_path() -> dict[str, Any]:
                     "description": "The key: tagged CLI for 90 days, or tagged MCP for an hour.",
                     "content": {"application/json": {"schema": TOKEN_ANSWER}},
                 },
+                "401": oauth_error(
+                    ["invalid_client"],
+                    "Client credentials in an Authorization header (Basic): clients here are "
+                    "public and send client_id in the form; with WWW-Authenticate: Basic.",
+                ),
                 "400": oauth_error(
                     [
                         "authorization_pending",
@@ -238,7 +258,6 @@ def token_path() -> dict[str, Any]:
 def revoke_path() -> dict[str, Any]:
     """RFC 7009: `gatehouse logout` revokes its key."""
     return {
-        "servers": ROOT,
         "post": {
             "operationId": "revokeToken",
             "summary": "Revoke a key by its secret (RFC 7009): what `gatehouse logout` does.",
@@ -265,6 +284,11 @@ def revoke_path() -> dict[str, Any]:
                         "application/json": {"schema": {"type": "object", "maxProperties": 0}}
                     },
                 },
+                "401": oauth_error(
+                    ["invalid_client"],
+                    "Client credentials in an Authorization header (Basic): clients here are "
+                    "public and send client_id in the form; with WWW-Authenticate: Basic.",
+                ),
                 "400": oauth_error(
                     ["invalid_request", "invalid_client"],
                     "No token was sent, or an unknown client_id.",

@@ -4,14 +4,14 @@ the authorization code grant for MCP clients without a client ID metadata docume
 import json
 from typing import Any
 
-from authlib.oauth2.rfc7591 import ClientRegistrationEndpoint
+from authlib.oauth2.rfc7591 import ClientMetadataClaims, ClientRegistrationEndpoint
 from authlib.oauth2.rfc7591.errors import InvalidClientMetadataError, InvalidRedirectURIError
 from django.http import HttpRequest
 
 from apps.common.http import client_ip
 from apps.common.validation import InvalidInput, clean_text
 
-from .clients import APP_GRANT_TYPES, client_name_clean, redirect_uris_clean
+from .clients import APP_GRANT_TYPES, client_name_clean, redirect_uri_problem, redirect_uris_clean
 from .grants import error_text
 from .metadata import authorization_server_document
 from .models import OAuthClient
@@ -100,12 +100,23 @@ def registration_body(raw: bytes) -> dict[str, Any]:
     return dict(body)
 
 
+class RegistrationClaims(ClientMetadataClaims):
+    """Authlib's checks of the metadata, but redirect addresses by this server's rule: native
+    apps' own schemes are accepted (Authlib wants a host), and a refused address is
+    `invalid_redirect_uri` naming it (RFC 7591 §3.2.2), not `invalid_client_metadata`."""
+
+    def validate_redirect_uris(self) -> None:
+        for uri in self.get("redirect_uris") or []:
+            if problem := redirect_uri_problem(uri):
+                raise InvalidRedirectURIError(error_text(problem))
+
+
 class Registration(ClientRegistrationEndpoint):
     """POST /oauth/register (RFC 7591) for apps without a metadata document: public clients
     of the authorization code grant, no secret."""
 
     def __init__(self, request: HttpRequest) -> None:
-        super().__init__(SERVER)
+        super().__init__(SERVER, claims_classes=[RegistrationClaims])
         self.http_request = request
 
     def create_endpoint_request(self, request: HttpRequest) -> Any:

@@ -135,12 +135,23 @@ class CliDeviceAuthorization(DeviceAuthorizationEndpoint):
         for name, limit in (("device_name", 100), ("installation_id", 64)):
             if len(form.get(name, "")) > limit:  # as sent: what the document counts
                 raise InvalidRequestError(f"{name} must be at most {limit} characters.")
+        ip = client_ip(self.http_request)
         try:
-            device_name = clean_text(
-                form.get("device_name") or "CLI", "device_name", max_length=100
-            )
-            installation_id = clean_text(
-                form.get("installation_id", ""), "installation_id", max_length=64
+            # Both are the CLI's extras; a generic RFC 8628 client sends neither, and its key is
+            # named after the client and the address it logged in from.
+            if form.get("device_name", "").strip():
+                device_name = clean_text(form["device_name"], "device_name", max_length=100)
+            else:
+                client = oauth_client_find(client_id)
+                named = client.client_name if client else client_id
+                device_name = f"{named} from {ip or 'an unknown address'}"[:100]
+        except InvalidInput as error:
+            raise InvalidRequestError(error_text(error.message)) from None
+        try:
+            installation_id = (
+                clean_text(form["installation_id"], "installation_id", max_length=64)
+                if "installation_id" in form
+                else ""
             )
         except InvalidInput as error:
             raise InvalidRequestError(error_text(error.message)) from None
@@ -154,7 +165,7 @@ class CliDeviceAuthorization(DeviceAuthorizationEndpoint):
             scopes=sorted(set(scope_checked(scope).split())),
             installation_id=installation_id,
             device_name=device_name,
-            requested_ip=client_ip(self.http_request),
+            requested_ip=ip,
             created_at=now,
             expires_at=now + timedelta(seconds=DEVICE_CODE_LIFETIME),
             interval=self.INTERVAL,

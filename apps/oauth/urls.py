@@ -6,7 +6,6 @@ app_name = "oauth"
 
 urlpatterns = [
     path(".well-known/oauth-protected-resource/mcp", views.protected_resource, name="resource"),
-    path(".well-known/oauth-protected-resource", views.protected_resource),
     path(".well-known/oauth-authorization-server", views.authorization_server, name="metadata"),
     path("oauth/authorize", consent.authorize, name="authorize"),
     path("oauth/token", views.token, name="token"),

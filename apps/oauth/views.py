@@ -48,12 +48,14 @@ def _oauth_error(error: str, description: str, status: int = 400) -> JsonRespons
     return response
 
 
-def _too_many(bucket: str, per_minute: int, what: str) -> JsonResponse | None:
+def _too_many(
+    bucket: str, per_minute: int, what: str, error: str = "slow_down"
+) -> JsonResponse | None:
     limit = rate_limit_take(bucket, per_minute)
     if limit is None or not limit.refused:
         return None
     response = _oauth_error(
-        "slow_down",
+        error,
         f"Too many {what} from this address; try again in {limit.retry_after} seconds.",
         429,
     )
@@ -77,10 +79,25 @@ def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
     return defaults.bad_request(request, exception)
 
 
-def oauth_endpoint(view: Callable[[HttpRequest], HttpResponse]) -> Callable[..., HttpResponse]:
+def _basic_refused() -> HttpResponse:
+    """RFC 6749 §5.2: client authentication by a scheme the client could not use is 401
+    invalid_client with the scheme's challenge. Every client here is public (no secret)."""
+    response = _oauth_error(
+        "invalid_client",
+        "Clients here are public: send client_id in the form, not an Authorization header.",
+        status=401,
+    )
+    response["WWW-Authenticate"] = 'Basic realm="oauth"'
+    return _cors(response)
+
+
+def oauth_endpoint(
+    view: Callable[[HttpRequest], HttpResponse], *, client_authentication: bool = True
+) -> Callable[..., HttpResponse]:
     """POST only, no CSRF (no cookie is trusted here), and every refusal in OAuth's JSON:
-    another method, a body too big or with too many fields, an address Authlib cannot word.
-    Client metadata documents fetched on the way count against the caller's address."""
+    another method, a body too big or with too many fields, an address Authlib cannot word,
+    Basic client credentials where a client authenticates. Client metadata documents
+    fetched on the way count against the caller's address."""
 
     @csrf_exempt
     @wraps(view)
@@ -102,6 +119,9 @@ def oauth_endpoint(view: Callable[[HttpRequest], HttpResponse]) -> Callable[...,
             return _oauth_error("invalid_request", "The request body is too large.", status=413)
         except MultiPartParserError:
             return _oauth_error("invalid_request", "The request body cannot be read.")
+        scheme = request.headers.get("Authorization", "").split(" ", 1)[0].lower()
+        if client_authentication and scheme == "basic":
+            return _basic_refused()
         if repeated := sorted(k for k, values in request.POST.lists() if len(values) > 1):
             # RFC 6749 §3.1: a parameter sent twice is refused, not read one way or the other.
             return _oauth_error("invalid_request", f"{error_text(repeated[0])} is sent twice.")
@@ -138,15 +158,21 @@ def device_code(request: HttpRequest) -> HttpResponse:
     return refused or endpoint_answer(CliDeviceAuthorization(request), request)
 
 
-@oauth_endpoint
-def register(request: HttpRequest) -> HttpResponse:
+def _register(request: HttpRequest) -> HttpResponse:
     """POST /oauth/register (RFC 7591), limited per client address."""
     refused = _too_many(
         f"oauth-register:{client_ip(request)}",
         settings.OAUTH_REGISTRATIONS_PER_MINUTE,
         "registrations",
+        # slow_down belongs to device polling (RFC 8628); RFC 7591 names no error for this.
+        error="temporarily_unavailable",
     )
     return _cors(refused or endpoint_answer(Registration(request), request))
+
+
+# An Authorization header here would carry an initial access token (RFC 7591 §3), not a
+# client's credentials: registration is open, so it is not read.
+register = oauth_endpoint(_register, client_authentication=False)
 
 
 @oauth_endpoint

@@ -20,7 +20,18 @@ OPERATOR = Actor.of_operator("test")
 pytestmark = pytest.mark.django_db
 URL = "/api/v1/workspace"
 CHALLENGE = 'Bearer realm="api"'
-INVALID_TOKEN = 'Bearer realm="api", error="invalid_token"'
+INVALID_TOKEN = 'Bearer realm="api", error="invalid_token", error_description="'
+
+
+def invalid_token_challenge(response) -> str:
+    """The RFC 6750 challenge of a refused key, with the body's message as error_description
+    (what a client that shows only the challenge tells its user); returns the description."""
+    challenge = response["WWW-Authenticate"]
+    assert challenge.startswith(INVALID_TOKEN) and challenge.endswith('"'), challenge
+    description = challenge.removeprefix(INVALID_TOKEN).removesuffix('"')
+    assert description and '"' not in description
+    assert description == response.json()["message"].replace("’", "'")
+    return description
 
 
 def error_of(response) -> str:
@@ -63,7 +74,7 @@ def test_bad_credential_is_invalid_key(client, credential):
     response = client.get(URL, HTTP_AUTHORIZATION=f"Bearer {credential}")
     assert response.status_code == 401
     assert error_of(response) == "invalid-key"
-    assert response["WWW-Authenticate"] == INVALID_TOKEN
+    invalid_token_challenge(response)
 
 
 def test_expired_key(client):
@@ -72,7 +83,7 @@ def test_expired_key(client):
         response = client.get(URL, **auth(created.secret))
     assert response.status_code == 401
     assert error_of(response) == "expired-key"
-    assert response["WWW-Authenticate"] == INVALID_TOKEN
+    invalid_token_challenge(response)
 
 
 def test_revoked_key_fails_on_the_next_request(client, key):
@@ -81,7 +92,7 @@ def test_revoked_key_fails_on_the_next_request(client, key):
     response = client.get(URL, **auth(key.secret))
     assert response.status_code == 401
     assert error_of(response) == "revoked-key"
-    assert response["WWW-Authenticate"] == INVALID_TOKEN
+    invalid_token_challenge(response)
 
 
 def test_scheme_name_is_case_insensitive(client, key):

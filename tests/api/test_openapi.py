@@ -4,12 +4,62 @@ import re
 import pytest
 from django.urls import URLPattern, get_resolver
 
-from config.openapi import OPENAPI_FILE, build_openapi
+from config.openapi import OAUTH_OPENAPI_FILE, OPENAPI_FILE, build_oauth_openapi, build_openapi
 
 
 def test_committed_document_matches_the_code():
     """Run `manage.py openapi --write` after changing the API, and commit the result."""
     assert json.loads(OPENAPI_FILE.read_text()) == build_openapi()
+    assert json.loads(OAUTH_OPENAPI_FILE.read_text()) == build_oauth_openapi()
+
+
+@pytest.mark.django_db
+def test_the_authorization_servers_document_is_served_at_the_origin(client):
+    response = client.get("/oauth/openapi.json")
+    assert response.status_code == 200
+    document = response.json()
+    assert document["servers"] == [{"url": "/"}]
+    assert "/oauth/token" in document["paths"]
+
+
+def test_the_api_document_holds_only_the_api():
+    """A generated client puts every path under the document's `servers` (/api/v1); the
+    OAuth endpoints live at the origin, in their own document."""
+    assert not [p for p in build_openapi()["paths"] if p.startswith("/oauth/")]
+    assert not [p for p, entry in build_openapi()["paths"].items() if "servers" in entry]
+
+
+def _mangled(value: object) -> str:
+    """An enum value as client generators name its member: GMT+0 and GMT-0 both GMT_0."""
+    words = re.sub(r"[^0-9a-zA-Z]+", "_", str(value)).strip("_")
+    return words.upper() or "EMPTY"
+
+
+def test_every_enum_is_unique_after_a_generators_naming():
+    enums: list[list[object]] = []
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            if isinstance(node.get("enum"), list):
+                enums.append(node["enum"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(build_openapi())
+    walk(build_oauth_openapi())
+    assert enums
+    for values in enums:
+        names = [_mangled(v) for v in values]
+        assert len(names) == len(set(names)), values
+
+
+def test_a_time_zone_is_a_described_string_not_a_list_of_names():
+    patch = build_openapi()["components"]["schemas"]["WorkspacePatch"]["properties"]["timezone"]
+    assert patch["type"] == "string" and "enum" not in patch
+    assert "Europe/Berlin" in patch["examples"] and "iana.org" in patch["description"]
 
 
 @pytest.mark.django_db
@@ -31,7 +81,7 @@ def test_every_api_route_is_described():
     }
     routes.discard("/openapi.json")
     described = set(build_openapi()["paths"])
-    assert routes == {p for p in described if not p.startswith("/oauth/")}
+    assert routes == described
     oauth_routes = {
         "/" + str(p.pattern)
         for p in get_resolver().url_patterns
@@ -45,7 +95,8 @@ def test_every_api_route_is_described():
     }
     assert oauth_routes >= {"/oauth/device/code", "/oauth/token", "/oauth/revoke"}
     pages = {"/oauth/authorize"}  # the consent page: for people, like /device
-    assert {p for p in described if p.startswith("/oauth/")} == oauth_routes - pages
+    oauth_routes.discard("/oauth/openapi.json")
+    assert set(build_oauth_openapi()["paths"]) == oauth_routes - pages
 
 
 def test_every_pattern_in_the_document_compiles_in_the_fuzzers_regex_engine():
@@ -71,6 +122,7 @@ def test_every_pattern_in_the_document_compiles_in_the_fuzzers_regex_engine():
                 walk(value)
 
     walk(json.loads(OPENAPI_FILE.read_text()))
+    walk(json.loads(OAUTH_OPENAPI_FILE.read_text()))
     assert len(patterns) >= 6
     for pattern in patterns:
         re.compile(pattern)

@@ -118,8 +118,8 @@ def test_the_last_use_ip_is_on_the_list_not_only_on_hover(client, inventory):
     page = client.get(LIST).content.decode()
     # Shown in the row (cut with an ellipsis only when it is longer than its column).
     assert (
-        '<div class="mono muted small"><span class="clip clip--short" title="198.51.100.23">198.51.100.23</span></div>'
-        in page
+        '<div class="mono muted small"><span class="clip clip--short" title="198.51.100.23">'
+        "198.51.100.23</span></div>" in page
     )
 
 

@@ -135,7 +135,13 @@ def test_the_inspector_lists_and_calls_tools_with_a_key_an_oauth_sign_in_issued(
     browser.force_login(owner_of(workspace))
     token = connect(Client(), browser, workspace, scopes=("pages:read",))
     listed = inspector(live_server, token["access_token"], "--method", "tools/list")
-    assert sorted(tool["name"] for tool in listed["tools"]) == ["get_workspace", "list_pages"]
+    tools = {tool["name"]: tool["description"] for tool in listed["tools"]}
+    assert {"get_workspace", "list_pages"} <= set(tools)
+    assert "not yet granted" not in tools["list_pages"]
+    # A connected app also sees the tools it may step up to (a new sign-in grants the scope);
+    # never the keys tools, which no connected app may hold.
+    assert "Needs pages:write, not yet granted" in tools["create_page"]
+    assert not {"list_keys", "revoke_key"} & set(tools)
     answer = inspector(
         live_server, token["access_token"], "--method", "tools/call", "--tool-name", "get_workspace"
     )

@@ -319,9 +319,12 @@ def test_no_key_gets_missing_key_with_a_bearer_challenge(live_server):
     assert response.status_code == 401
     assert response.json()["error"] == "missing-key"
     # RFC 9728 §5.1: the challenge says where an MCP client learns how to sign in.
+    # MCP authorization 2025-11-25: and which scopes a client should ask for.
     assert response.headers["WWW-Authenticate"] == (
         f'Bearer realm="api", resource_metadata="{live_server.url}'
-        '/.well-known/oauth-protected-resource/mcp"'
+        '/.well-known/oauth-protected-resource/mcp", '
+        'scope="products:read products:write communities:read communities:write '
+        'pages:read pages:write"'
     )
     with pytest.raises(Exception):  # noqa: B017, PT011 - the client cannot even initialise
         run(tool_names(live_server, "gwk_not_a_real_key"))

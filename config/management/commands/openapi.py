@@ -3,13 +3,19 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 
 from config.cli_table import CLI_TABLE_FILE, render_cli_table
-from config.openapi import OPENAPI_FILE, render_openapi
+from config.openapi import (
+    OAUTH_OPENAPI_FILE,
+    OPENAPI_FILE,
+    render_oauth_openapi,
+    render_openapi,
+)
 
 
 class Command(BaseCommand):
     help = (
-        "Print the OpenAPI document, or with --write update config/openapi.json and the CLI's "
-        "command table, cli/gatehouse_cli/operations.json."
+        "Print the API's OpenAPI document, or with --write update config/openapi.json, the "
+        "authorization server's config/oauth-openapi.json and the CLI's command table, "
+        "cli/gatehouse_cli/operations.json."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -19,7 +25,8 @@ class Command(BaseCommand):
         document = render_openapi()
         if write:
             OPENAPI_FILE.write_text(document, encoding="utf-8")
+            OAUTH_OPENAPI_FILE.write_text(render_oauth_openapi(), encoding="utf-8")
             CLI_TABLE_FILE.write_text(render_cli_table(), encoding="utf-8")
-            self.stdout.write(f"Wrote {OPENAPI_FILE} and {CLI_TABLE_FILE}.")
+            self.stdout.write(f"Wrote {OPENAPI_FILE}, {OAUTH_OPENAPI_FILE} and {CLI_TABLE_FILE}.")
         else:
             self.stdout.write(document, ending="")
