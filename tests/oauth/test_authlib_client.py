@@ -147,3 +147,69 @@ def test_an_unknown_client_is_invalid_client(live_server):
         )
     client.close()
     assert refused.value.error == "invalid_client"
+
+
+def test_authlibs_client_logs_in_by_the_device_grant_with_only_client_id_and_scope(live_server):
+    """RFC 8628 as a generic client speaks it: no installation_id, no device_name. The person
+    approves on /device; the key is named after the client and the address."""
+    import time
+
+    from apps.api_keys.models import ApiKey
+
+    workspace = WorkspaceFactory(name="Acme")
+    owner_of(workspace, email="ada@example.com")
+    client = OAuth2Client(
+        client_id="gatehouse-cli", token_endpoint_auth_method="none", scope="products:read"
+    )
+    try:
+        discovery = f"{live_server.url}/.well-known/oauth-authorization-server"
+        metadata = client.request("GET", discovery, withhold_token=True).json()
+        started = client.request(
+            "POST",
+            metadata["device_authorization_endpoint"],
+            data={"client_id": "gatehouse-cli", "scope": "products:read"},
+            withhold_token=True,
+        )
+        assert started.status_code == 200, started.text
+        login = started.json()
+        session = signed_in(live_server, "ada@example.com")
+        try:
+            page = session.get(login["verification_uri_complete"])
+            assert page.status_code == 200, page.text[:500]
+            answer = session.post(
+                "/device",
+                data={
+                    "csrfmiddlewaretoken": csrf_of(page.text),
+                    "user_code": login["user_code"],
+                    "decision": "approve",
+                    "workspace": str(workspace.pk),
+                    "scopes": ["products:read"],
+                },
+                headers={"Referer": login["verification_uri_complete"]},
+            )
+            assert answer.status_code in (200, 302), answer.text[:500]
+        finally:
+            session.close()
+        token = None
+        for _ in range(3):
+            try:
+                token = client.fetch_token(
+                    metadata["token_endpoint"],
+                    grant_type="urn:ietf:params:oauth:grant-type:device_code",
+                    device_code=login["device_code"],
+                )
+                break
+            except OAuthError as pending:  # a poll before the approval landed
+                assert pending.error in ("authorization_pending", "slow_down")
+                time.sleep(login["interval"])
+        assert token is not None and token["token_type"] == "Bearer"
+        assert token["expires_in"] == 90 * 24 * 3600
+    finally:
+        client.close()
+    products = httpx.get(
+        f"{live_server.url}/api/v1/products",
+        headers={"Authorization": f"Bearer {token['access_token']}"},
+    )
+    assert products.status_code == 200
+    key = ApiKey.objects.get(tag="cli")
+    assert key.name == "Gatehouse CLI from 127.0.0.1" and key.installation_id is None

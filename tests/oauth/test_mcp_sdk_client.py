@@ -9,6 +9,7 @@ import socket
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import httpx2
@@ -66,18 +67,27 @@ class ChromiumApprover:
     in, looks at the consent page and presses Connect; the redirect back to the client's
     loopback address is caught and handed to the client as its callback would."""
 
-    def __init__(self, email: str, redirect_uri: str, screenshot: str | None = None) -> None:
+    def __init__(
+        self,
+        email: str,
+        redirect_uri: str,
+        screenshot: str | None = None,
+        untick: tuple[str, ...] = (),
+    ) -> None:
         self.email = email
         self.redirect_uri = redirect_uri
         self.screenshot = screenshot
+        self.untick = untick  # scopes the person takes away on the first consent page
         self.result: AuthorizationCodeResult | None = None
         self.seen: dict[str, str] = {}
+        self.asked: list[str] = []  # the scope parameter of each authorization request
         self.approvals = 0
 
     async def redirect_handler(self, authorization_url: str) -> None:
         from playwright.async_api import async_playwright
 
         self.approvals += 1
+        self.asked.append(parse_qs(urlsplit(authorization_url).query).get("scope", [""])[0])
         async with async_playwright() as playwright:
             browser = await playwright.chromium.launch(
                 executable_path=CHROMIUM,
@@ -95,8 +105,25 @@ class ChromiumApprover:
                 caught.append(route.request.url)
                 await route.fulfill(status=200, body="You can close this window.")
 
-            await page.route(self.redirect_uri.rsplit("/", 1)[0] + "/**", catch)
-            await page.goto(authorization_url)
+            if self.redirect_uri.startswith("http"):
+                await page.route(self.redirect_uri.rsplit("/", 1)[0] + "/**", catch)
+            else:
+                # A native app's scheme (cursor://) is the operating system's to open: the code
+                # is read where the app would get it, the Location of the consent's answer.
+                async def consent_answer(route) -> None:
+                    if route.request.method != "POST":
+                        await route.continue_()
+                        return
+                    answer = await route.fetch(max_redirects=0)
+                    target = answer.headers.get("location", "")
+                    if target.startswith(self.redirect_uri):
+                        caught.append(target)
+                        await route.fulfill(status=200, body="Opening the app.")
+                    else:
+                        await route.fulfill(response=answer)
+
+                await page.route("**/oauth/authorize**", consent_answer)
+            await page.goto(authorization_url)  # a new browser each time: it signs in
             await page.fill("input[name=login]", self.email)
             await page.fill("input[name=password]", PASSWORD)
             await page.click("button[type=submit]")
@@ -106,6 +133,9 @@ class ChromiumApprover:
                 "host": await page.text_content("[data-testid=redirect-host]") or "",
                 "main": await page.text_content("main") or "",
             }
+            if self.approvals == 1:
+                for scope in self.untick:
+                    await page.uncheck(f"input[name=scopes][value='{scope}']")
             if self.screenshot:
                 SCREENSHOTS.mkdir(parents=True, exist_ok=True)
                 await page.screenshot(path=str(SCREENSHOTS / self.screenshot), full_page=True)
@@ -131,12 +161,14 @@ def run(coroutine):
         return executor.submit(asyncio.run, coroutine).result()
 
 
-def provider_for(live_server, approver, storage, **options) -> OAuthClientProvider:
+def provider_for(
+    live_server, approver, storage, also_redirect_to: tuple[str, ...] = (), **options
+) -> OAuthClientProvider:
     return OAuthClientProvider(
         server_url=f"{live_server.url}/mcp",
         client_metadata=OAuthClientMetadata(
             client_name="SDK Test Client",
-            redirect_uris=[approver.redirect_uri],
+            redirect_uris=[approver.redirect_uri, *also_redirect_to],
             grant_types=["authorization_code", "refresh_token"],
             response_types=["code"],
         ),
@@ -247,3 +279,52 @@ def test_the_sdk_connects_with_a_client_id_metadata_document(
     assert client.client_id == client_id and client.source == OAuthClient.Source.DOCUMENT
     assert documents.hits.count("/oauth/client.json") == 1  # cached for the token exchange
     assert OAuthGrant.objects.get().client == client
+
+
+async def call_tool(live_server, provider, name: str, arguments: dict) -> Any:
+    async with httpx2.AsyncClient(auth=provider, timeout=30) as http:
+        transport = streamable_http_client(f"{live_server.url}/mcp", http_client=http)
+        async with Client(transport) as c:
+            return await c.call_tool(name, arguments)
+
+
+def test_the_sdk_connects_with_a_native_apps_own_redirect_scheme(live_server, owner):
+    """Cursor's redirect, cursor://anysphere.cursor-mcp/oauth/callback: registered with the
+    loopback and https addresses Cursor sends beside it, the code read from the answer's
+    Location as the operating system would hand it to the app."""
+    approver = ChromiumApprover(owner.email, "cursor://anysphere.cursor-mcp/oauth/callback")
+    storage = MemoryStorage()
+    also = ("https://www.cursor.com/agents/mcp/oauth/callback", "http://localhost:8787/callback")
+    provider = provider_for(live_server, approver, storage, also_redirect_to=also)
+    tools = run(list_tools(live_server, provider))
+    assert "get_workspace" in tools
+    assert "returns to the app cursor" in " ".join(approver.seen["main"].split())
+    assert OAuthClient.objects.get().redirect_uris[0] == approver.redirect_uri
+    assert ApiKey.objects.get().tag == ApiKey.Tag.MCP
+
+
+def test_the_sdk_steps_up_when_a_tool_needs_a_scope_the_person_took_away(live_server, owner):
+    """MCP authorization 2025-11-25, scope challenge: the person grants read-only at first;
+    the assistant still sees create_page (a client never shown a tool can never ask for it),
+    calls it, gets 403 insufficient_scope naming pages:write, and the SDK asks the person
+    again for what it holds plus that scope; the call then succeeds."""
+    from apps.pages.models import Page
+
+    approver = ChromiumApprover(
+        owner.email,
+        f"http://127.0.0.1:{free_port()}/callback",
+        untick=("products:write", "communities:write", "pages:write"),
+    )
+    storage = MemoryStorage()
+    provider = provider_for(live_server, approver, storage)
+    assert "create_page" in run(list_tools(live_server, provider))
+    first_key = ApiKey.objects.get()
+    assert "pages:write" not in first_key.scopes and approver.approvals == 1
+    page = {"title": "Hi", "slug": "hi", "body": "Hello."}
+    result = run(call_tool(live_server, provider, "create_page", page))
+    assert not result.is_error, result
+    assert approver.approvals == 2
+    assert "pages:write" in approver.asked[1].split()
+    assert "pages:read" in approver.asked[1].split()  # what it held is asked for again
+    assert Page.objects.get().slug == "hi"
+    assert "pages:write" in ApiKey.objects.exclude(pk=first_key.pk).get().scopes
