@@ -107,6 +107,8 @@ class api_front_door:  # noqa: N801 - named like a function middleware, which it
         _security_headers(request, response)
         if response.status_code in REFUSAL_STATUSES:
             _log_refusal(request, response)
+        elif (request.method, request.path_info, response.status_code) == ("GET", MCP_PATH, 405):
+            _log_stream_refused(request, response)
         key_id = getattr(request, "presented_key_id", None)
         if key_id is not None:
             count_request(key_id, getattr(request, "usage_operation", ""), response.status_code)
@@ -156,6 +158,14 @@ def _log_refusal(request: HttpRequest, response: HttpResponse) -> None:
     # Read by django.utils.log.log_response, which then writes nothing more.
     response._has_been_logged = True  # type: ignore[attr-defined]
     api_request_refused.send(sender=None, reason=fields["reason"], key_id=key_id)
+
+
+def _log_stream_refused(request: HttpRequest, response: HttpResponse) -> None:
+    """Streamable HTTP clients ask `GET /mcp` for a server-to-client stream on every
+    connection; this stateless server answers 405, as the transport allows. Expected, so a
+    DEBUG line here rather than Django's WARNING "Method Not Allowed: /mcp"."""
+    logger.debug("GET /mcp answered 405: the MCP server is stateless, it offers no stream")
+    response._has_been_logged = True  # type: ignore[attr-defined]
 
 
 def _security_headers(request: HttpRequest, response: HttpResponse) -> None:

@@ -74,7 +74,12 @@ def _consent_page(
     """The page, with a policy that lets its form end at the app's redirect address."""
     response = render(request, "oauth/authorize.html", context, status=status)
     parts = urlsplit(grant.redirect_uri)
-    target = f"{parts.scheme}://{parts.netloc}" if parts.netloc else f"{parts.scheme}:"
+    if is_private_use_uri(grant.redirect_uri) or not parts.netloc:
+        # A native app's scheme as a whole: Chromium reads `cursor://host` as a source with
+        # no host it could match, and would block the answer to the app.
+        target = f"{parts.scheme}:"
+    else:
+        target = f"{parts.scheme}://{parts.netloc}"
     response["Content-Security-Policy"] = policy_with_form_action(target)
     return response
 
