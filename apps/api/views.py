@@ -40,19 +40,27 @@ def health(request: HttpRequest) -> JsonResponse:
     return response
 
 
-QUEUE_LATE_SECONDS = 300
+QUEUE_LATE_SECONDS = 120
 
 
 def _queue_status() -> dict[str, object]:
-    """The task queue: how long the oldest due task has waited, whether the schedule ticks.
-    Late (degraded) when a task has waited over five minutes: no worker is running."""
+    """The task queue: how long the oldest due task has waited, how many workers beat,
+    whether the schedule ticks. Late (degraded) when a task has waited over two minutes:
+    nobody serves the queue (no worker, or too few for the work)."""
     from apps.jobs.queue import queue_age
     from apps.jobs.schedule import schedule_late
+    from apps.jobs.workers import workers_alive
 
     try:
         age = queue_age()
         late = schedule_late()
+        workers = workers_alive()
     except Exception:
         return {"state": "unknown"}
     state = "late" if age > QUEUE_LATE_SECONDS or late else "ok"
-    return {"state": state, "oldest_waiting_seconds": age, "schedule_late": late}
+    return {
+        "state": state,
+        "oldest_waiting_seconds": age,
+        "workers": workers,
+        "schedule_late": late,
+    }

@@ -14,6 +14,8 @@ class JobsConfig(AppConfig):
         from .queue import task_results_prune
         from .schedule import register_job
         from .tasks import schedule_after_migrate
+        from .workers import tasks_recover
 
         post_migrate.connect(schedule_after_migrate, sender=self)
         register_job("task-results-prune", timedelta(days=1), task_results_prune)
+        register_job("tasks-recover", timedelta(minutes=1), tasks_recover)

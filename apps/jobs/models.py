@@ -12,3 +12,14 @@ class ScheduledJob(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class WorkerHeartbeat(models.Model):
+    """A task worker's sign of life, written every few seconds by the worker itself. A task
+    whose worker stopped beating is taken back (`workers.tasks_recover`)."""
+
+    worker_id = models.CharField(max_length=64, primary_key=True)
+    seen_at = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return self.worker_id

@@ -69,8 +69,8 @@ def jobs_run_due(now: datetime | None = None) -> list[str]:
 
 
 def schedule_late(now: datetime | None = None) -> bool:
-    """Whether the tick is more than five minutes overdue (None: no tick has run yet)."""
+    """Whether the tick is more than two minutes overdue (False: no tick has run yet)."""
     row = ScheduledJob.objects.filter(name=TICK).first()
     if row is None:
         return False
-    return (now or timezone.now()) - row.next_run_at > timedelta(minutes=5)
+    return (now or timezone.now()) - row.next_run_at > timedelta(minutes=2)

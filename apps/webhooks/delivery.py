@@ -201,29 +201,9 @@ def sweep(now: datetime | None = None, limit: int = 500) -> int:
     )
     for message_id in lost:
         deliver_one.enqueue(message_id)
-    return len(lost) + _events_lost(now - timedelta(minutes=5))
-
-
-def _events_lost(started_before: datetime) -> int:
-    """Queue again the events whose fan-out task was taken by a worker that died before it
-    wrote their deliveries (the database backend leaves such a task "running" for ever)."""
-    from django_tasks import TaskResultStatus
-    from django_tasks_db.models import DBTaskResult
-
-    stuck = DBTaskResult.objects.filter(
-        status=TaskResultStatus.RUNNING,
-        task_path=deliver_event.module_path,
-        started_at__lt=started_before,
-    )
-    again = 0
-    for task_result in stuck[:100]:
-        with transaction.atomic():
-            if DBTaskResult.objects.filter(
-                pk=task_result.pk, status=TaskResultStatus.RUNNING
-            ).update(status=TaskResultStatus.FAILED, finished_at=timezone.now()):
-                deliver_event.enqueue(*task_result.args_kwargs["args"])
-                again += 1
-    return again
+    # An event's fan-out task taken by a worker that died is taken back by the workers' lease
+    # (apps/jobs/workers.py), like any other task.
+    return len(lost)
 
 
 def endpoint_disable_failing(endpoint: WebhookEndpoint, now: datetime) -> None:

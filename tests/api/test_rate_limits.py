@@ -179,7 +179,7 @@ def test_with_redis_down_the_api_serves_and_healthz_says_degraded(
     client, key, settings, with_redis, caplog
 ):
     start, stop = with_redis
-    queue = {"state": "ok", "oldest_waiting_seconds": 0.0, "schedule_late": False}
+    queue = {"state": "ok", "oldest_waiting_seconds": 0.0, "workers": 0, "schedule_late": False}
     assert client.get("/healthz").json() == {
         "status": "ok",
         "database": "ok",

@@ -219,7 +219,7 @@ def test_a_redirect_is_not_followed_and_counts_as_a_failure(owner):
     assert len(hooks.received) == 1
 
 
-def test_an_event_whose_fan_out_worker_died_is_sent_again_by_the_sweep(owner):
+def test_an_event_whose_fan_out_worker_died_is_sent_again(owner):
     with receiver() as first, receiver() as second:
         made = [subscribe(owner, hooks.url, ["key.revoked"]) for hooks in (first, second)]
         api_key_revoke(key=make_key(user=owner).key, actor=Actor.of_user(owner))
@@ -230,11 +230,12 @@ def test_an_event_whose_fan_out_worker_died_is_sent_again_by_the_sweep(owner):
         )
         run_tasks()
         assert first.received == [] and not WebhookDelivery.objects.exists()
-        jobs_run_due()  # the sweep
+        jobs_run_due()  # the recovery of tasks whose worker stopped beating
         run_tasks()
         jobs_run_due(timezone.now() + timedelta(minutes=1, seconds=1))  # nothing more
         run_tasks()
         for hooks, endpoint in zip((first, second), made, strict=True):
             assert [p["type"] for p in hooks.verified(endpoint.secret)] == ["key.revoked"]
     assert first.received[0].message_id != second.received[0].message_id
-    assert DBTaskResult.objects.get(pk=fan_out.pk).status == "FAILED"
+    # The same task, taken back and run again to the end.
+    assert DBTaskResult.objects.get(pk=fan_out.pk).status == "SUCCESSFUL"

@@ -1,49 +1,161 @@
+import logging
+import os
 import threading
+import time
 from typing import Any
 
-from django.core.management import call_command
 from django.core.management.base import BaseCommand
-from django.db import close_old_connections, connections
+from django.db import (
+    DatabaseError,
+    InterfaceError,
+    OperationalError,
+    close_old_connections,
+    connections,
+)
+from django.utils.autoreload import DJANGO_AUTORELOAD_ENV, run_with_reloader
+from django_tasks_db.management.commands import db_worker
 
 from apps.jobs.tasks import schedule_ensure
+from apps.jobs.workers import HEARTBEAT_EVERY, worker_heartbeat, worker_stopped
 
-# How often a worker checks that a tick is queued. A tick whose worker died stays "running" for
-# ever in the database backend; the next check queues a new one, so the schedule heals itself
-# while any `manage.py worker` runs.
+logger = logging.getLogger("apps.jobs")
+
+# How often a worker checks that a tick is queued. A tick whose worker died stays "running"
+# until the recovery job takes it back; meanwhile the next check queues a new one, so the
+# schedule heals itself while any `manage.py worker` runs.
 HEAL_EVERY_SECONDS = 60
+# Reconnecting after the database went away: 1 s, then twice as long each time, at most 30 s.
+BACKOFF_FIRST = 1.0
+BACKOFF_MAX = 30.0
+# The errors of a database that went away (a restart, a failover, a terminated backend).
+DATABASE_GONE = (OperationalError, InterfaceError)
 
 
-def keep_the_schedule(stop: threading.Event, every: float = HEAL_EVERY_SECONDS) -> None:
-    """Queue a tick whenever none is waiting, until `stop` is set."""
+def keep_alive(stop: threading.Event, worker_id: str, every: float | None = None) -> None:
+    """Beat for `worker_id` and keep the schedule's tick queued, until `stop` is set. A
+    database that is away is waited for: this thread never dies of it."""
+    beat_every = every or HEARTBEAT_EVERY.total_seconds()
+    heal_every = max(1, round(HEAL_EVERY_SECONDS / beat_every))
+    beats = 0
     try:
-        while not stop.wait(every):
+        while not stop.is_set():
             try:
-                schedule_ensure()
+                worker_heartbeat(worker_id)
+                if beats % heal_every == 0:
+                    schedule_ensure()
+            except DatabaseError as error:
+                logger.warning("Task worker heartbeat: database unavailable (%s).", error)
+                connections.close_all()  # this thread's connection: a new one next time
             finally:
                 close_old_connections()
+            beats += 1
+            stop.wait(beat_every)
     finally:
-        connections.close_all()  # this thread's own connection
+        connections.close_all()
+
+
+class ResilientWorker(db_worker.Worker):
+    """django-tasks-db's worker, which outlives the database going away: where it would exit
+    (it re-raises every OperationalError but "database is locked"), this one closes its
+    connection, waits with backoff and goes on. A task whose result it could not write when
+    the connection dropped goes back to the queue once the database answers again."""
+
+    unfinished: Any = None  # the task being run, until its result is written
+
+    def run_task(self, db_task_result: Any) -> None:
+        self.unfinished = db_task_result.pk
+        super().run_task(db_task_result)
+        self.unfinished = None  # not reached when writing the result failed
+
+    def release_unfinished(self) -> None:
+        """Queue again the task whose result was lost with the connection."""
+        from django_tasks import TaskResultStatus
+        from django_tasks_db.models import DBTaskResult
+
+        if self.unfinished is None:
+            return
+        DBTaskResult.objects.filter(pk=self.unfinished, status=TaskResultStatus.RUNNING).update(
+            status=TaskResultStatus.READY, started_at=None
+        )
+        logger.warning("Task %s queued again: its result was lost.", self.unfinished)
+        self.unfinished = None
+
+    def run(self) -> None:
+        pause = BACKOFF_FIRST
+        while self.running:
+            started = time.monotonic()
+            try:
+                self.release_unfinished()
+                super().run()
+                return  # a batch done, --max-tasks reached, or asked to stop
+            except DATABASE_GONE as error:
+                if time.monotonic() - started > BACKOFF_MAX:
+                    pause = BACKOFF_FIRST  # it had been working: a new outage
+                logger.warning(
+                    "Task worker %s lost the database (%s); reconnecting in %.0f s.",
+                    self.worker_id,
+                    str(error).strip().splitlines()[0] if str(error).strip() else error,
+                    pause,
+                )
+                for connection in connections.all(initialized_only=True):
+                    connection.close_if_unusable_or_obsolete()
+                    connection.close()
+                time.sleep(pause)
+                pause = min(pause * 2, BACKOFF_MAX)
 
 
 class Command(BaseCommand):
     help = (
-        "Run a task worker (`db_worker`, options passed on after --), after making sure the "
-        "schedule's tick is queued, and keep it queued. Run as many as you like: each task "
-        "runs once."
+        "Run a task worker (db_worker's options passed on after --), which beats so that its "
+        "tasks are taken back if it dies, outlives a database that goes away, stops gracefully "
+        "on SIGTERM (the task at hand is finished first), and keeps the schedule's tick "
+        "queued. Run as many as you like: each task runs once."
     )
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("worker_args", nargs="*", help="options for db_worker, after --")
 
     def handle(self, *args: Any, worker_args: list[str], **options: Any) -> None:
-        if schedule_ensure():
-            self.stdout.write("Started the schedule's tick.")
-        close_old_connections()
-        stop = threading.Event()
-        threading.Thread(
-            target=keep_the_schedule, args=(stop,), name="schedule-keeper", daemon=True
-        ).start()
+        base = db_worker.Command()
+        parsed = vars(base.create_parser("manage.py", "db_worker").parse_args(worker_args))
+        base.configure_logging(parsed["verbosity"])
+        worker = ResilientWorker(
+            queue_names=parsed["queue_name"].split(","),
+            interval=parsed["interval"],
+            batch=parsed["batch"],
+            backend_name=parsed["backend_name"],
+            startup_delay=parsed["startup_delay"],
+            max_tasks=parsed["max_tasks"],
+            worker_id=parsed["worker_id"],
+            excluded_queue_names=[q for q in parsed["exclude_queues"].split(",") if q],
+        )
         try:
-            call_command("db_worker", *worker_args)
+            if schedule_ensure():
+                self.stdout.write("Started the schedule's tick.")
+        except DATABASE_GONE as error:
+            logger.warning("Could not check the schedule yet: %s", error)
+        close_old_connections()
+        reloading = parsed["reload"] and not parsed["batch"]
+        in_child = os.environ.get(DJANGO_AUTORELOAD_ENV) == "true"
+        stop = threading.Event()
+        if not reloading or in_child:  # the reloader's parent process runs no tasks
+            threading.Thread(
+                target=keep_alive,
+                args=(stop, worker.worker_id),
+                name="worker-heartbeat",
+                daemon=True,
+            ).start()
+        try:
+            if reloading:
+                if in_child:
+                    worker.configure_signals()  # only the child process handles signals
+                run_with_reloader(worker.run)
+            else:
+                worker.configure_signals()
+                worker.run()
         finally:
             stop.set()
+            try:
+                worker_stopped(worker.worker_id)
+            except DatabaseError:
+                pass  # the lease runs out instead
