@@ -244,6 +244,8 @@ DEVICE_CODES_PER_MINUTE = env_int("DEVICE_CODES_PER_MINUTE", 10)
 # each request came to, so localhost and 127.0.0.1 both work in development.
 OAUTH_ISSUER = os.environ.get("OAUTH_ISSUER", os.environ.get("SITE_URL", "")).rstrip("/")
 OAUTH_REGISTRATIONS_PER_MINUTE = env_int("OAUTH_REGISTRATIONS_PER_MINUTE", 10)
+# Token requests (POST /oauth/token) per client address a minute.
+OAUTH_TOKEN_REQUESTS_PER_MINUTE = env_int("OAUTH_TOKEN_REQUESTS_PER_MINUTE", 120)
 OAUTH_DOCUMENT_FETCHES_PER_MINUTE = env_int("OAUTH_DOCUMENT_FETCHES_PER_MINUTE", 10)
 # Client metadata documents are fetched from public addresses only, except in development.
 OAUTH_DOCUMENT_ALLOW_PRIVATE = env_bool("OAUTH_DOCUMENT_ALLOW_PRIVATE", DEBUG)

@@ -6,11 +6,8 @@ import binascii
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.utils import timezone
-from django.utils.dateparse import parse_datetime
-
 from apps.api.http import iso_time
-from apps.common.validation import InvalidInput
+from apps.common.validation import InvalidInput, parse_moment
 
 from .models import ApiKey
 from .policy import DEFAULT_LIFETIME, EXPIRY_DAY_CHOICES
@@ -76,7 +73,4 @@ def expiry_of(data: dict[str, Any], caller: ApiKey, now: datetime) -> datetime |
             choices = ", ".join(map(str, EXPIRY_DAY_CHOICES))
             raise InvalidInput("expiresInDays", f"expiresInDays must be one of {choices}.")
         return now + timedelta(days=days)
-    moment = parse_datetime(data["expiresAt"]) if isinstance(data["expiresAt"], str) else None
-    if moment is None or timezone.is_naive(moment):
-        raise InvalidInput("expiresAt", "expiresAt must be a date-time with a time zone.")
-    return moment
+    return parse_moment(data["expiresAt"], "expiresAt")

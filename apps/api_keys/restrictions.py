@@ -155,6 +155,10 @@ def clean_network(value: Any, field: str = "networks") -> str:
     if not isinstance(value, str) or not value.strip():
         raise InvalidInput(field, "Each network must be a CIDR range such as 203.0.113.0/24.")
     text = value.strip()
+    if "%" in text:
+        raise InvalidInput(
+            field, f"{text!r} carries an interface (%…), which means nothing to this server."
+        )
     try:
         return str(ipaddress.ip_network(text))
     except ValueError:

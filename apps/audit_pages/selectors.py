@@ -8,7 +8,7 @@ from django.http import QueryDict
 
 from apps.audit.actions import action_choices
 from apps.audit.models import AuditEvent
-from apps.common.validation import parse_id
+from apps.common.validation import parse_day, parse_id
 from apps.workspaces.models import Workspace
 
 
@@ -59,10 +59,7 @@ class AuditFilters:
 
 
 def _date(value: str) -> date | None:
-    try:
-        return date.fromisoformat(value) if len(value) == 10 else None
-    except ValueError:
-        return None
+    return parse_day(value)
 
 
 def audit_events(workspace: Workspace, filters: AuditFilters) -> QuerySet[AuditEvent]:

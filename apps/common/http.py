@@ -1,7 +1,7 @@
 import ipaddress
 
 from django.conf import settings
-from django.http import HttpRequest
+from django.http import HttpRequest, QueryDict
 
 
 def ip_address_or_none(value: str) -> str | None:
@@ -11,6 +11,10 @@ def ip_address_or_none(value: str) -> str | None:
     `[2001:db8::1]:443`.
     """
     value = value.strip()
+    if "%" in value:
+        # An IPv6 zone id (fe80::1%eth0) names an interface of the sender's machine: it means
+        # nothing here, and PostgreSQL's inet type refuses it.
+        return None
     if value.startswith("[") and "]" in value:
         value = value[1 : value.index("]")]
     elif value.count(":") == 1:
@@ -43,3 +47,11 @@ def _client_ip(request: HttpRequest) -> str | None:
         if len(forwarded) >= proxies:
             return ip_address_or_none(forwarded[-proxies]) or peer
     return peer
+
+
+def has_nul(params: QueryDict) -> bool:
+    """Whether a query or form holds a NUL character in a name or a value: no parameter here
+    may, and PostgreSQL's text types refuse it (a 500 if it reached a query)."""
+    return any(
+        "\x00" in name or any("\x00" in v for v in values) for name, values in params.lists()
+    )

@@ -1,7 +1,10 @@
 """Small validators shared by API bodies, dashboard forms and management commands."""
 
 import unicodedata
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
+
+from django.utils.dateparse import parse_datetime
 
 
 class InvalidInput(Exception):
@@ -78,3 +81,46 @@ def parse_id(value: str) -> int | None:
         return None
     number = int(value)
     return number if 0 < number <= MAX_ID else None
+
+
+# Dates people and programs may send: years 2000 to 9998, so that a day added or a zone
+# applied never leaves what Python and PostgreSQL can hold (a year past 9999 or before 1).
+EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)
+LATEST = datetime(9998, 12, 31, tzinfo=UTC)
+
+
+def parse_moment(value: Any, field: str) -> datetime:
+    """An RFC 3339 date-time with its offset, as an aware UTC datetime. InvalidInput names the
+    field for anything else: no offset, an hour 25, an offset beyond ±15:59 (which PostgreSQL
+    refuses), a year out of range."""
+    problem = f"{field} must be a date-time with a time zone, such as 2027-03-31T12:00:00Z."
+    if not isinstance(value, str) or not value.isascii() or len(value) > 40:
+        raise InvalidInput(field, problem)
+    try:
+        moment = parse_datetime(value)
+    except ValueError:  # well-formed but impossible: hour 25, +99:00
+        moment = None
+    if moment is None or moment.utcoffset() is None:
+        raise InvalidInput(field, problem)
+    offset = moment.utcoffset()
+    assert offset is not None
+    if abs(offset) >= timedelta(hours=16):
+        raise InvalidInput(field, f"{field} has an offset beyond ±15:59.")
+    try:
+        moment = moment.astimezone(UTC)
+    except OverflowError:
+        moment = None
+    if moment is None or not EARLIEST <= moment <= LATEST:
+        raise InvalidInput(field, f"{field} must fall between the years 2000 and 9998.")
+    return moment
+
+
+def parse_day(value: Any) -> date | None:
+    """A calendar day YYYY-MM-DD from a form or a query (years 2000 to 9998), or None."""
+    if not isinstance(value, str) or len(value) != 10 or not value.isascii():
+        return None
+    try:
+        day = date.fromisoformat(value)
+    except ValueError:
+        return None
+    return day if EARLIEST.date() <= day <= LATEST.date() else None

@@ -38,6 +38,7 @@ MAX_REDIRECT_URIS = 10
 # RFC 3986's characters, without the ones a page or a header would have to escape.
 URI_CHARACTERS = re.compile(r"[A-Za-z0-9\-._~:/?\[\]@!$&()*+,;=%']+")
 HOST = re.compile(r"[a-z0-9.-]+|[0-9a-f:.]+")  # a name, an IPv4 or an IPv6 address
+BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
 SCHEME = re.compile(r"[a-z][a-z0-9+.-]{0,63}")  # RFC 3986 §3.1, lower case as compared
 # Schemes a browser runs, reads or opens itself rather than handing to an app: a code sent
 # there would run as script, land in a file or a socket, or go nowhere the app can read.
@@ -166,6 +167,8 @@ def redirect_uri_problem(uri: Any) -> str | None:
         parts.port  # noqa: B018 - raises for a port out of range
     except ValueError:
         return f"{_quoted(uri)} has an invalid port."
+    if BAD_PERCENT.search(uri):
+        return f"{_quoted(uri)} has a % that is not followed by two hexadecimal digits."
     if RESPONSE_PARAMETERS & {name for name, _ in parse_qsl(parts.query)}:
         # The answer adds them: a second `iss` or `state` could be read in its place.
         return f"{_quoted(uri)} must not carry code, state, error or iss itself."

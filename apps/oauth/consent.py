@@ -27,7 +27,7 @@ from apps.api_keys.models import ApiKey
 from apps.api_keys.policy import MCP_LIFETIME, key_policy_problem
 from apps.api_keys.restriction_forms import RestrictionInputs
 from apps.api_keys.restrictions import Restrictions
-from apps.common.http import client_ip
+from apps.common.http import client_ip, has_nul
 from apps.common.middleware import policy_with_form_action
 from apps.common.validation import InvalidInput
 from apps.workspaces.models import Membership
@@ -116,6 +116,8 @@ def _chosen_membership(
 @recent_authentication_required
 def authorize(request: SignedInRequest) -> HttpResponse:
     """The consent page; approving sends the app its code, denying `access_denied`."""
+    if has_nul(request.GET) or has_nul(request.POST):
+        return _error_page(request, InvalidRequestError("A parameter holds a NUL character."))
     try:
         with documents_fetched_for(client_ip(request)):
             grant = SERVER.get_consent_grant(request, end_user=request.user)

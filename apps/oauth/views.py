@@ -13,7 +13,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET
 
 from apps.api.ratelimit import rate_limit_take
-from apps.common.http import client_ip
+from apps.common.http import client_ip, has_nul
 
 from .clients import documents_fetched_for
 from .grants import error_text
@@ -119,6 +119,9 @@ def oauth_endpoint(
             return _oauth_error("invalid_request", "The request body is too large.", status=413)
         except MultiPartParserError:
             return _oauth_error("invalid_request", "The request body cannot be read.")
+        if has_nul(request.POST) or has_nul(request.GET):
+            # No parameter of OAuth may hold one, and PostgreSQL's text refuses it.
+            return _cors(_oauth_error("invalid_request", "A parameter holds a NUL character."))
         scheme = request.headers.get("Authorization", "").split(" ", 1)[0].lower()
         if client_authentication and scheme == "basic":
             return _basic_refused()
@@ -143,7 +146,16 @@ def _cors(response: HttpResponse) -> HttpResponse:
 
 @oauth_endpoint
 def token(request: HttpRequest) -> HttpResponse:
-    """POST /oauth/token: the authorization code, refresh token and device code grants."""
+    """POST /oauth/token: the authorization code, refresh token and device code grants,
+    limited per client address (a device login polls every 5 s: 12 a minute)."""
+    refused = _too_many(
+        f"oauth-token:{client_ip(request)}",
+        settings.OAUTH_TOKEN_REQUESTS_PER_MINUTE,
+        "token requests",
+        error="temporarily_unavailable",
+    )
+    if refused is not None:
+        return _cors(refused)
     if not request.POST.get("grant_type"):
         return _cors(_oauth_error("invalid_request", "grant_type is missing."))
     return _cors(SERVER.create_token_response(request))

@@ -46,6 +46,8 @@ def test_an_unknown_hash_is_none():
 def test_on_postgresql_the_lookup_is_planned_once_per_connection(settings):
     from django.db import connection
 
+    if not settings.DATABASE_PREPARED_LOOKUP:
+        pytest.skip("the prepared lookup is off (behind a transaction-pooling PgBouncer < 1.21)")
     created = make_key()
     for _ in range(3):
         assert api_key_with_holder(tokens.hash_secret(created.secret)).pk == created.key.pk

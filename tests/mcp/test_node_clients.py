@@ -102,6 +102,19 @@ def query_of(url: str) -> dict[str, str]:
 def approve(
     authorization_url: str, email: str, redirect_uri: str, *, follow: bool = False
 ) -> tuple[str, str]:
+    """`_approve` in a thread of its own: a test worker that already ran the browser tests
+    holds their session-wide Playwright in this thread, and one thread runs one at a time."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as executor:
+        return executor.submit(
+            _approve, authorization_url, email, redirect_uri, follow=follow
+        ).result()
+
+
+def _approve(
+    authorization_url: str, email: str, redirect_uri: str, *, follow: bool = False
+) -> tuple[str, str]:
     """The person at the browser: opens the authorization URL, signs in, presses Connect.
     Returns where the consent page's answer (its 302's Location) sends the browser, and the
     text of the page the browser ends on.

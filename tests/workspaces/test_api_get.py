@@ -147,7 +147,14 @@ def test_an_api_call_skips_djangos_select_1_health_check(client, key, monkeypatc
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_a_connection_the_database_dropped_is_replaced_without_a_failed_call(client):
+    import os
+
     import psycopg
+
+    if os.environ.get("GATEHOUSE_PGBOUNCER"):
+        # A pooled server connection is shared: its pid is nobody's own, and the connection
+        # that would terminate it may be handed that very one.
+        pytest.skip("through PgBouncer a backend belongs to the pool, not to this client")
     from django.conf import settings as django_settings
     from django.db import connection
 

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# PgBouncer (Debian's package) in transaction pooling in front of the local PostgreSQL, on
+# 127.0.0.1:6439 (beside any PgBouncer the package itself started on 6432), for the suite's
+# third run (.ci/run). Every database name is passed through, so the test databases pytest
+# creates are reached the same way. Idempotent: a running one of ours is restarted.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DIR="$PWD/var/pgbouncer"
+mkdir -p "$DIR"
+chown postgres "$DIR" 2>/dev/null || true
+if [ -f "$DIR/pgbouncer.pid" ]; then
+  kill "$(cat "$DIR/pgbouncer.pid")" 2>/dev/null || true
+  for _ in $(seq 1 30); do pg_isready -q -h 127.0.0.1 -p 6439 || break; sleep 0.2; done
+fi
+cat >"$DIR/pgbouncer.ini" <<INI
+[databases]
+* = host=127.0.0.1 port=5432
+
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = 6439
+unix_socket_dir =
+auth_type = trust
+auth_file = $DIR/userlist.txt
+pool_mode = transaction
+default_pool_size = 10
+max_client_conn = 500
+server_reset_query =
+; Check a server connection before handing it out again, so that one PostgreSQL terminated
+; (a restart, a failover) is replaced rather than failing the next transaction.
+server_check_delay = 0
+ignore_startup_parameters = extra_float_digits,options
+logfile = $DIR/pgbouncer.log
+pidfile = $DIR/pgbouncer.pid
+INI
+echo '"postgres" ""' >"$DIR/userlist.txt"
+chown postgres "$DIR"/* 2>/dev/null || true
+# PgBouncer refuses to run as root: as postgres when started by root.
+if [ "$(id -u)" = 0 ]; then
+  su postgres -s /bin/sh -c "/usr/sbin/pgbouncer -d '$DIR/pgbouncer.ini'"
+else
+  /usr/sbin/pgbouncer -d "$DIR/pgbouncer.ini"
+fi
+for _ in $(seq 1 30); do pg_isready -q -h 127.0.0.1 -p 6439 && break; sleep 0.2; done
+pg_isready -h 127.0.0.1 -p 6439
