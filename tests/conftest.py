@@ -2,6 +2,7 @@ import pytest
 from django.conf import settings
 from django.core.cache import cache
 
+from apps.api.middleware import refusal_lines
 from apps.api.ratelimit import rate_limit_reset
 from apps.api.usage import usage_reset
 from apps.api_keys.auth import blocked_addresses
@@ -23,12 +24,14 @@ def _fast_and_isolated(settings):
     cache.clear()
     rate_limit_reset()
     blocked_addresses.clear()
+    refusal_lines.clear()
     usage_reset()
     yield
     delivery_clients_close()  # a kept connection would hold a live server's thread open
     cache.clear()
     rate_limit_reset()
     blocked_addresses.clear()
+    refusal_lines.clear()
     usage_reset()
 
 

@@ -10,6 +10,8 @@ and it pays only for what it uses.
 import functools
 import json
 import logging
+import threading
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 
@@ -132,10 +134,44 @@ def count_request(key_id: int, operation: str, status: int) -> None:
     usage.add(update)
 
 
+class _RefusalLines:
+    """At most one log line per client address and reason a minute in each process, the next
+    one saying how many were left out: a client that keeps sending a revoked key must not
+    fill the log (nor cost a line per request)."""
+
+    EVERY = 60.0
+    MAX_ENTRIES = 10_000
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.seen: dict[tuple[str, str], tuple[float, int]] = {}
+        self.clock = time.monotonic
+
+    def due(self, ip: str, reason: str, now: float) -> int | None:
+        """None when this refusal is left out; else how many were left out before it."""
+        with self.lock:
+            last, skipped = self.seen.get((ip, reason), (0.0, 0))
+            if now - last < self.EVERY:
+                self.seen[(ip, reason)] = (last, skipped + 1)
+                return None
+            if len(self.seen) >= self.MAX_ENTRIES:
+                self.seen = {k: v for k, v in self.seen.items() if now - v[0] < self.EVERY}
+            self.seen[(ip, reason)] = (now, 0)
+            return skipped
+
+    def clear(self) -> None:
+        with self.lock:
+            self.seen.clear()
+
+
+refusal_lines = _RefusalLines()
+
+
 def _log_refusal(request: HttpRequest, response: HttpResponse) -> None:
     """One structured line per refused credential or authorization, never the secret itself:
-    the reason, the key's id and hint when one was presented, the client address and the path.
-    Django's own "Unauthorized: /path" line, which says none of that, is left out."""
+    the reason, the key's id and hint when one was presented, the client address and the path
+    (at most one a minute per address and reason: `_RefusalLines`). Django's own
+    "Unauthorized: /path" line, which says none of that, is left out."""
     try:
         reason = json.loads(response.content).get("error", "")
     except (ValueError, AttributeError):
@@ -150,11 +186,14 @@ def _log_refusal(request: HttpRequest, response: HttpResponse) -> None:
         "method": request.method,
         "path": request.path,
     }
-    logger.warning(
-        "API request refused: %s",
-        " ".join(f"{name}={value}" for name, value in fields.items() if value is not None),
-        extra={"refusal": fields},
-    )
+    skipped = refusal_lines.due(str(fields["ip"]), str(fields["reason"]), refusal_lines.clock())
+    if skipped is not None:
+        fields["same_refusals_not_logged"] = skipped or None
+        logger.warning(
+            "API request refused: %s",
+            " ".join(f"{name}={value}" for name, value in fields.items() if value is not None),
+            extra={"refusal": fields},
+        )
     # Read by django.utils.log.log_response, which then writes nothing more.
     response._has_been_logged = True  # type: ignore[attr-defined]
     api_request_refused.send(sender=None, reason=fields["reason"], key_id=key_id)

@@ -27,16 +27,16 @@ logger = logging.getLogger("apps.api")
 WINDOW_SECONDS = 60
 LOCAL_BUCKETS_MAX = 100_000
 
-# KEYS[1]: the bucket; KEYS[2], when given: a client address's block. ARGV: now, emission
-# interval, window (seconds, as decimal strings), and with KEYS[2] the mode: "check" refuses
-# while the block holds, "set" blocks the address when this bucket refuses. Returns {allowed
-# (1/0), the bucket's arrival time after this request, as a string: Redis would truncate a Lua
-# number to an integer}, or {2, seconds left} for a blocked address. One round trip either way.
+# KEYS[1]: the bucket; KEYS[2], when given: a client address's block, which refuses at once
+# while it holds and is set when this bucket refuses. ARGV: now, emission interval, window
+# (seconds, as decimal strings). Returns {allowed (1/0), the bucket's arrival time after this
+# request, as a string: Redis would truncate a Lua number to an integer}, or {2, seconds left}
+# for a blocked address. One round trip either way.
 _GCRA_SCRIPT = """
 local now = tonumber(ARGV[1])
 local interval = tonumber(ARGV[2])
 local window = tonumber(ARGV[3])
-if KEYS[2] and ARGV[4] == 'check' then
+if KEYS[2] then
   local left = redis.call('PTTL', KEYS[2])
   if left > 0 then return {2, tostring(left / 1000)} end
 end
@@ -44,7 +44,7 @@ local tat = tonumber(redis.call('GET', KEYS[1]) or ARGV[1])
 if tat < now or tat > now + window + interval then tat = now end
 local new_tat = tat + interval
 if new_tat - window > now then
-  if KEYS[2] and ARGV[4] == 'set' then
+  if KEYS[2] then
     local ms = math.ceil((tat + interval - window - now) * 1000)
     redis.call('SET', KEYS[2], '1', 'PX', math.max(ms, 1000))
   end
@@ -125,14 +125,13 @@ def _redis_client() -> Any:
 
 
 def _take_in_redis(
-    bucket: str, now: float, interval: float, block: tuple[str, str] | None
+    bucket: str, now: float, interval: float, block: str | None
 ) -> tuple[int, float]:
     client = _redis_client()
     keys = [f"gatehouse:ratelimit:{bucket}"]
     args = [repr(now), repr(interval), WINDOW_SECONDS]
     if block is not None:
-        keys.append(f"gatehouse:block:{block[0]}")
-        args.append(block[1])
+        keys.append(f"gatehouse:block:{block}")
     outcome, value = client.eval(_GCRA_SCRIPT, len(keys), *keys, *args)
     return int(outcome), float(value)
 
@@ -142,13 +141,13 @@ def rate_limit_take(
     limit: int,
     *,
     now: float | None = None,
-    block: tuple[str, str] | None = None,
+    block: str | None = None,
 ) -> RateLimitState | None:
     """Take one request from `bucket`, which holds `limit` a minute; None when limits are off.
 
-    `block` = (address, "check" or "set"), used only with Redis: "check" refuses the request
-    while the address is blocked on any app server, "set" blocks the address when this bucket
-    refuses. Without Redis the caller keeps its own per-process block.
+    `block`, an address, used only with Redis: the request is refused while the address is
+    blocked on any app server, and the address is blocked when this bucket refuses. Without
+    Redis the caller keeps its own per-process block.
     """
     if limit <= 0:
         return None

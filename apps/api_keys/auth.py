@@ -39,13 +39,14 @@ def bearer_credential(request: HttpRequest) -> str | None:
 
 
 class _BlockedAddresses:
-    """Client addresses this process refuses for a while after too many failed authentications.
+    """Client addresses whose bad credentials this process refuses with 429 for a while, after
+    too many failed authentications. A valid key from a blocked address is served as ever:
+    an office behind one NAT, or a load balancer without the trusted-proxy setting, must not
+    be locked out by one client that keeps sending a revoked key.
 
-    The failures are counted in the shared rate limiter. With Redis the block lives there too
-    (set by the failure that crossed the limit, asked by each key's rate-limit call, so every
-    app server refuses the address at no extra round trip); this per-process copy then only
-    spares a known-blocked address the key lookup. It is looked at only while it holds an
-    address, so the hot path pays nothing otherwise.
+    The failures are counted in the shared rate limiter (Redis across app servers, when
+    configured); this per-process copy spares a blocked address's next bad credentials the
+    counting round trip. It is looked at only on a refusal, so the hot path pays nothing.
     """
 
     def __init__(self) -> None:
@@ -84,11 +85,16 @@ def _too_many_failures(retry_after: int) -> ApiFailure:
 
 
 def _count_failed_authentication(request: HttpRequest) -> None:
-    """Count a refused credential against the client's address; 429 once it is over the limit."""
+    """Count a refused credential against the client's address; 429 once it is over the limit
+    (and for the address's further bad credentials while the block lasts)."""
     ip = client_ip(request) or "unknown"
     now = time.time()
+    if blocked_addresses.until:
+        retry_after = blocked_addresses.retry_after(ip, now)
+        if retry_after is not None:
+            raise _too_many_failures(retry_after)
     state = rate_limit_take(
-        f"authfail:{ip}", settings.API_AUTH_FAILURES_PER_MINUTE, now=now, block=(ip, "set")
+        f"authfail:{ip}", settings.API_AUTH_FAILURES_PER_MINUTE, now=now, block=ip
     )
     if state is not None and state.retry_after is not None:  # refused
         blocked_addresses.block(ip, state.retry_after, now)
@@ -104,10 +110,6 @@ def api_key_from_request(request: HttpRequest) -> ApiKey:
     credential = bearer_credential(request)
     if credential is None:
         raise ApiFailure("missing-key")
-    if blocked_addresses.until:
-        retry_after = blocked_addresses.retry_after(client_ip(request) or "unknown", time.time())
-        if retry_after is not None:
-            raise _too_many_failures(retry_after)
     now = timezone.now()
     try:
         key = api_key_authenticate(credential, now=now)
@@ -129,16 +131,9 @@ def api_key_from_request(request: HttpRequest) -> ApiKey:
             f"This key accepts requests only from its allowed networks, and "
             f"{client_ip(request) or 'this address'} is not in them.",
         )
-    # With Redis the same call asks whether another app server has blocked this address.
-    ip = (client_ip(request) or "unknown") if settings.REDIS_URL else None
     state = rate_limit_take(
-        f"key:{key.pk}",
-        key.rate_limit_per_minute or settings.API_RATE_LIMIT_PER_MINUTE,
-        block=(ip, "check") if ip else None,
+        f"key:{key.pk}", key.rate_limit_per_minute or settings.API_RATE_LIMIT_PER_MINUTE
     )
-    if state is not None and state.blocked and ip:
-        blocked_addresses.block(ip, state.retry_after or 1, time.time())
-        raise _too_many_failures(state.retry_after or 1)
     request.rate_limit = state  # type: ignore[attr-defined]
     if state is not None and state.refused:
         raise ApiFailure(

@@ -91,13 +91,15 @@ def test_failed_authentication_is_limited_per_client_address(client, settings):
             for i in range(6)
         ]
         assert codes == [401, 401, 401, 401, 401, 429]
-        blocked = client.get(URL, **auth(good.secret), **attacker)
+        blocked = client.get(URL, **auth(bad_secret), **attacker)
         assert blocked.status_code == 429
         assert "failed authentications" in blocked.json()["message"]
         assert int(blocked["Retry-After"]) >= 1
+        # A valid key from the same address (an office behind one NAT) is never refused.
+        assert client.get(URL, **auth(good.secret), **attacker).status_code == 200
         assert client.get(URL, **auth(good.secret), REMOTE_ADDR="203.0.113.5").status_code == 200
     with at(T0 + timedelta(minutes=1)):
-        assert client.get(URL, **auth(good.secret), **attacker).status_code == 200
+        assert client.get(URL, **auth(bad_secret), **attacker).status_code == 401
 
 
 def _free_port() -> int:
@@ -266,7 +268,7 @@ def test_a_clock_set_back_does_not_lock_a_key_out_in_redis(client, key, settings
         assert ratelimit.redis_health.failed_at is None
 
 
-def test_a_blocked_address_is_refused_by_every_app_server_through_redis(
+def test_a_blocked_addresses_bad_credentials_are_refused_by_every_app_server_through_redis(
     client, settings, with_redis
 ):
     settings.API_AUTH_FAILURES_PER_MINUTE = 3
@@ -280,10 +282,30 @@ def test_a_blocked_address_is_refused_by_every_app_server_through_redis(
         # Another app server: nothing in its memory, neither counts nor the block.
         ratelimit.rate_limit_reset()
         blocked_addresses.clear()
-        refused = client.get(URL, **auth(good.secret), **attacker)
+        refused = client.get(URL, **auth("gwk_" + "y" * 38), **attacker)
         assert refused.status_code == 429
+        # A valid key from the blocked address is served, on any server.
+        assert client.get(URL, **auth(good.secret), **attacker).status_code == 200
         assert "failed authentications" in refused.json()["message"]
         # Redis keeps the block for as long as the failures bucket refuses (its TTL runs on
         # Redis's own clock, so the test reads it rather than travelling past it).
         assert 1 <= int(refused["Retry-After"]) <= 60
         assert client.get(URL, **auth(good.secret), REMOTE_ADDR="203.0.113.5").status_code == 200
+
+
+def test_refusals_are_logged_once_a_minute_per_address_and_reason(client, caplog, monkeypatch):
+    from apps.api.middleware import refusal_lines
+
+    now = [1000.0]
+    monkeypatch.setattr(refusal_lines, "clock", lambda: now[0])
+    caplog.set_level("WARNING", logger="apps.api")
+    nat = {"REMOTE_ADDR": "198.51.100.9"}
+    for _ in range(30):
+        client.get(URL, **auth("gwk_" + "x" * 38), **nat)
+    client.get(URL, **auth("gwk_" + "x" * 38), REMOTE_ADDR="203.0.113.9")
+    lines = [r.getMessage() for r in caplog.records if "refused" in r.getMessage()]
+    assert len(lines) == 2  # one for the NAT's 30, one for the other address
+    now[0] += 61
+    client.get(URL, **auth("gwk_" + "x" * 38), **nat)
+    last = [r.getMessage() for r in caplog.records if "refused" in r.getMessage()][-1]
+    assert "same_refusals_not_logged=29" in last and "ip=198.51.100.9" in last
