@@ -102,17 +102,20 @@ def usage_flush() -> None:
     gathered = _buffer.take()
     if not gathered:
         return
-    for flusher in _flushers:
-        try:
-            flusher(gathered)
-        except Exception:
-            logger.exception("Writing usage failed; this flush's part of it is lost.")
-        finally:
-            # The flushing thread's own database connection, closed after every flush.
-            from django.db import close_old_connections
+    try:
+        for flusher in _flushers:
+            try:
+                flusher(gathered)
+            except Exception:
+                logger.exception("Writing usage failed; this flush's part of it is lost.")
+    finally:
+        if threading.current_thread().name == "usage-flush":
+            # The flushing thread's own connection, closed after every flush whatever
+            # CONN_MAX_AGE says: between flushes a process holds one connection, its
+            # requests', and a pooler or max_connections counts one per app process.
+            from django.db import connections
 
-            if threading.current_thread().name == "usage-flush":
-                close_old_connections()
+            connections.close_all()
 
 
 atexit.register(usage_flush)

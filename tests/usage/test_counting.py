@@ -205,3 +205,32 @@ def test_a_flush_skips_keys_deleted_since_their_requests_and_keeps_the_rest(db):
     assert list(KeyUsageHour.objects.values_list("key_id", "count")) == [(kept.pk, 3)]
     assert list(KeyNetwork.objects.values_list("key_id", flat=True)) == [kept.pk]
     assert gone_id != kept.pk
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_flushing_thread_holds_no_connection_between_flushes(settings):
+    """One database connection per app process: the request thread's. The thread that writes
+    usage every few seconds closes its own after each write, whatever CONN_MAX_AGE says."""
+    import threading
+
+    from django.db import connections
+
+    from apps.api import usage
+
+    settings.DATABASES["default"]["CONN_MAX_AGE"] = 600
+    created = make_key()
+    held: list[object] = []
+
+    def flush_in_the_flushing_thread() -> None:
+        hour = timezone.now().replace(minute=0, second=0, microsecond=0)
+        usage.add(lambda gathered: gathered.counts.update({(created.key.pk, hour, "x", "2xx"): 1}))
+        usage.usage_flush()
+        held.append(connections["default"].connection)
+
+    worker = threading.Thread(target=flush_in_the_flushing_thread, name="usage-flush")
+    worker.start()
+    worker.join()
+    assert held == [None]
+    from apps.usage.models import KeyUsageHour
+
+    assert KeyUsageHour.objects.filter(key=created.key).exists()  # and it did write
