@@ -7,6 +7,7 @@ from typing import Any
 
 from allauth.mfa.utils import is_mfa_enabled
 from django.core.cache import cache
+from django.db import transaction
 from django.utils import timezone
 
 from apps.accounts.models import AccountEvent, User
@@ -40,11 +41,11 @@ def device_approval_problem(user: User, workspace: Workspace, *, now: datetime) 
     """
     if not user.is_active:
         return "This account is disabled."
-    role = (
-        Membership.objects.filter(user=user, workspace=workspace)
-        .values_list("role", flat=True)
-        .first()
-    )
+    memberships = Membership.objects.filter(user=user, workspace=workspace)
+    if transaction.get_connection().in_atomic_block:
+        # Locked until the minting transaction ends: see oauth.issuing.holder_problem.
+        memberships = memberships.select_for_update()
+    role = memberships.values_list("role", flat=True).first()
     if role not in STAFF_ROLES:
         return f"Only owners and admins of {workspace.name} can log in the CLI."
     if workspace.require_two_factor and not is_mfa_enabled(user):

@@ -2,9 +2,12 @@
 approved on /device: tagged CLI for 90 days, replacing the installation's previous key (a
 client that names no installation gets a key of its own on each login)."""
 
+from datetime import datetime
+
 from django.db import transaction
 from django.utils import timezone
 
+from apps.accounts.models import User
 from apps.api_keys.models import ApiKey
 from apps.api_keys.policy import CLI_LIFETIME
 from apps.api_keys.services import api_key_create, api_key_revoke
@@ -12,6 +15,7 @@ from apps.audit.services import Actor, audit_record
 from apps.devices.approval import device_approval_problem
 from apps.devices.audit_actions import CLI_LOGIN
 from apps.devices.models import DeviceAuthorization
+from apps.workspaces.models import Workspace
 
 from .issuing import GrantRefused, IssuedTokens
 
@@ -23,13 +27,33 @@ def cli_key_issue(authorization: DeviceAuthorization, *, ip: str | None) -> Issu
     user, workspace = authorization.user, authorization.workspace
     assert user is not None and workspace is not None  # set on approval
     now = timezone.now()
-    if problem := device_approval_problem(user, workspace, now=now):
+    actor = Actor.of_user(user, ip)
+    try:
+        return _mint(authorization, user, workspace, actor, now)
+    except _Refused as refused:
         DeviceAuthorization.objects.filter(pk=authorization.pk).update(
             status=DeviceAuthorization.Status.DENIED
         )
-        raise GrantRefused("access_denied", problem)
-    actor = Actor.of_user(user, ip)
+        raise GrantRefused("access_denied", refused.problem) from None
+
+
+class _Refused(Exception):
+    def __init__(self, problem: str) -> None:
+        self.problem = problem
+
+
+def _mint(
+    authorization: DeviceAuthorization,
+    user: User,
+    workspace: Workspace,
+    actor: Actor,
+    now: datetime,
+) -> IssuedTokens:
     with transaction.atomic():
+        # In the minting transaction, the membership row locked: a removal from the team
+        # either comes first and is seen here, or waits and then revokes this key.
+        if problem := device_approval_problem(user, workspace, now=now):
+            raise _Refused(problem)
         if not DeviceAuthorization.objects.filter(
             pk=authorization.pk, status=DeviceAuthorization.Status.APPROVED
         ).update(status=DeviceAuthorization.Status.USED):

@@ -105,14 +105,17 @@ def _refresh_token_new(grant: OAuthGrant, now: datetime) -> str:
 def holder_problem(user: User, workspace: Workspace, kind: str) -> str | None:
     """Why `user` may not (or no longer) hold a connected app's key of `kind` in `workspace`:
     checked when the code is exchanged and at each refresh, since a place in the team, a
-    role or a policy may change after the approval."""
+    role or a policy may change after the approval.
+
+    Inside a transaction the membership row is locked until it ends: a removal from the team
+    (which locks the same row, then revokes the holder's keys) either comes first and is seen
+    here, or waits and then revokes the key this transaction mints."""
     if not user.is_active:
         return "This account is disabled."
-    role = (
-        Membership.objects.filter(user=user, workspace=workspace)
-        .values_list("role", flat=True)
-        .first()
-    )
+    memberships = Membership.objects.filter(user=user, workspace=workspace)
+    if transaction.get_connection().in_atomic_block:
+        memberships = memberships.select_for_update()
+    role = memberships.values_list("role", flat=True).first()
     if role is None:
         return f"The approver is no longer in {workspace.name}."
     if kind == ApiKey.Kind.WORKSPACE and role not in STAFF_ROLES:
@@ -147,9 +150,9 @@ def grant_create(code: AuthorizationCode, *, ip: str | None) -> IssuedTokens:
     now = timezone.now()
     actor = Actor.of_user(code.user, ip)
     _code_claim(code, ip=ip, now=now)
-    if problem := holder_problem(code.user, code.workspace, code.kind):
-        raise GrantRefused("invalid_grant", problem)
     with transaction.atomic():
+        if problem := holder_problem(code.user, code.workspace, code.kind):
+            raise GrantRefused("invalid_grant", problem)
         try:
             created = api_key_create(
                 workspace=code.workspace,

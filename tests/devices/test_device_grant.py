@@ -2,6 +2,7 @@
 
 import re
 import threading
+import time
 from datetime import timedelta
 
 import pytest
@@ -411,3 +412,45 @@ def test_oauth_revoke_without_a_token_is_invalid_request(client):
     answer = client.post("/oauth/revoke", {})
     assert answer.status_code == 400 and answer.json()["error"] == "invalid_request"
     assert client.post("/oauth/revoke", {"token": "nonsense"}).json() == {}
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_an_approver_removed_while_the_key_is_minted_keeps_no_key():
+    """The membership check runs in the minting transaction with the row locked: a removal
+    from the team that has revoked the approver's keys but not yet committed makes the poll
+    wait, and then refuse, rather than mint a key the removal missed."""
+    from apps.workspaces.signals import place_removed
+
+    owner = owner_of(WorkspaceFactory(name="Acme"))
+    workspace = owner.memberships.get().workspace
+    admin = MembershipFactory(workspace=workspace, role="admin").user
+    body = start(Client()).json()
+    browser = Client()
+    browser.force_login(admin)
+    approve(browser, body["user_code"], workspace)
+    removed_but_not_committed = threading.Event()
+
+    def hold_the_removal(**kwargs) -> None:
+        removed_but_not_committed.set()
+        time.sleep(1.0)  # the removal's transaction stays open: keys revoked, row deleted
+
+    place_removed.connect(hold_the_removal, dispatch_uid="hold")
+    polled = []
+
+    def poll_during_the_removal() -> None:
+        try:
+            removed_but_not_committed.wait(10)
+            polled.append(poll(Client(), body["device_code"]).json())
+        finally:
+            connection.close()
+
+    poller = threading.Thread(target=poll_during_the_removal)
+    poller.start()
+    try:
+        team_remove(membership=Membership.objects.get(user=admin), actor=Actor.of_user(owner))
+    finally:
+        place_removed.disconnect(dispatch_uid="hold")
+        poller.join()
+    assert polled[0]["error"] == "access_denied", polled
+    assert not ApiKey.objects.filter(user=admin, revoked_at__isnull=True).exists()
