@@ -96,24 +96,38 @@ def oauth_client_find(client_id: str) -> OAuthClient | None:
         return client if client and client.source == OAuthClient.Source.REGISTERED else None
     if client is not None and client.fetched_until and client.fetched_until > timezone.now():
         return client
+    if not _may_fetch.get():
+        # The endpoints programs call without a person (token, revocation) never wait on
+        # another server: the document was fetched at the consent page, and a stale copy
+        # still names the client its grants were made for.
+        if client is not None:
+            return client
+        raise InvalidClientError(
+            description="Unknown client: its metadata document is read when a person signs "
+            "in at /oauth/authorize."
+        )
     if problem := _document_address_problem(client_id):
         raise InvalidClientError(description=f"The client_id {problem}.")
     _count_fetch()
     return _document_fetch(client_id)
 
 
-# Who is asking, so that fetches of documents are limited per address: set by the views.
+# Who is asking, so that fetches of documents are limited per address, and whether this
+# endpoint may fetch at all: set by the views.
 _requester: ContextVar[str | None] = ContextVar("oauth_requester", default=None)
+_may_fetch: ContextVar[bool] = ContextVar("oauth_may_fetch", default=True)
 
 
 @contextmanager
-def documents_fetched_for(ip: str | None) -> Iterator[None]:
-    """Count the metadata documents fetched inside the block against `ip`."""
-    token = _requester.set(ip)
+def documents_fetched_for(ip: str | None, *, fetch: bool = True) -> Iterator[None]:
+    """Count the metadata documents fetched inside the block against `ip`; with `fetch`
+    false, none is fetched (a document client must be known already)."""
+    token, allowed = _requester.set(ip), _may_fetch.set(fetch)
     try:
         yield
     finally:
         _requester.reset(token)
+        _may_fetch.reset(allowed)
 
 
 def _count_fetch() -> None:

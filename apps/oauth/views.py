@@ -129,7 +129,9 @@ def oauth_endpoint(
             # RFC 6749 §3.1: a parameter sent twice is refused, not read one way or the other.
             return _oauth_error("invalid_request", f"{error_text(repeated[0])} is sent twice.")
         try:
-            with documents_fetched_for(client_ip(request)):
+            # Only the consent page fetches client metadata documents: an endpoint a program
+            # calls without a person must not hold a worker waiting on another server.
+            with documents_fetched_for(client_ip(request), fetch=False):
                 return view(request)
         except ValueError:  # Authlib refuses to word an error quoting a malformed value
             return _oauth_error("invalid_request", "A parameter is malformed.")

@@ -187,21 +187,36 @@ def test_restrictions_must_name_this_workspaces_objects(client, workspace):
     assert Community.objects.filter(pk=elsewhere.pk).exists()
 
 
-def test_metadata_documents_fetched_are_limited_per_address(client, settings):
+def test_metadata_documents_fetched_are_limited_per_address(workspace, settings):
     settings.OAUTH_DOCUMENT_FETCHES_PER_MINUTE = 2
     settings.OAUTH_DOCUMENT_ALLOW_PRIVATE = False
-    descriptions = []
+    browser = signed_in(owner_of(workspace))
+    pages = []
     for n in range(3):
-        answer = client.post(
-            "/oauth/token",
-            {
-                "grant_type": "refresh_token",
-                "refresh_token": "grt_x",
-                "client_id": f"https://127.0.0.1/app{n}.json",
-            },
-        )
-        descriptions.append(answer.json()["error_description"])
-    assert "private address" in descriptions[0] and "Too many" in descriptions[2]
+        client_id = f"https://127.0.0.1/app{n}.json"
+        answer = browser.get(authorize_url(client_id, "x" * 43))
+        pages.append(answer.content.decode())
+    assert "private address" in pages[0] and "Too many" in pages[2]
+
+
+def test_the_token_endpoint_never_fetches_a_metadata_document(client, settings):
+    """Only the consent page fetches: a program calling /oauth/token with an https client_id
+    nobody signed in with gets invalid_client at once, holding no worker on another server."""
+    settings.OAUTH_DOCUMENT_ALLOW_PRIVATE = True
+    import time
+
+    started = time.monotonic()
+    answer = client.post(
+        "/oauth/token",
+        {
+            "grant_type": "refresh_token",
+            "refresh_token": "grt_x",
+            "client_id": "https://192.0.2.1/never-answers.json",  # TEST-NET: would time out
+        },
+    )
+    assert time.monotonic() - started < 1
+    assert answer.status_code in (400, 401) and answer.json()["error"] == "invalid_client"
+    assert "signs in at /oauth/authorize" in answer.json()["error_description"]
 
 
 def test_a_connected_app_cannot_start_or_poll_a_cli_login(client):
