@@ -328,3 +328,22 @@ def test_the_sdk_steps_up_when_a_tool_needs_a_scope_the_person_took_away(live_se
     assert "pages:read" in approver.asked[1].split()  # what it held is asked for again
     assert Page.objects.get().slug == "hi"
     assert "pages:write" in ApiKey.objects.exclude(pk=first_key.pk).get().scopes
+
+
+@pytest.mark.parametrize("host", ["localhost", "127.0.0.1"])
+def test_the_sdk_connects_at_localhost_as_well_as_at_127_0_0_1(live_server, owner, settings, host):
+    """In development the issuer and the resource follow the address asked: the SDK checks
+    that the protected resource names exactly the URL it was given (RFC 8707), which an
+    issuer pinned to 127.0.0.1 failed for http://localhost:PORT/mcp ("Protected resource
+    http://127.0.0.1:PORT/mcp does not match expected http://localhost:PORT/mcp")."""
+    settings.OAUTH_ISSUER = ""
+    port = urlsplit(live_server.url).port
+
+    class At:
+        url = f"http://{host}:{port}"
+
+    approver = ChromiumApprover(owner.email, f"http://127.0.0.1:{free_port()}/callback")
+    storage = MemoryStorage()
+    provider = provider_for(At, approver, storage)
+    assert "get_workspace" in run(list_tools(At, provider))
+    assert ApiKey.objects.get().tag == ApiKey.Tag.MCP
