@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET
 from apps.api.ratelimit import rate_limit_take
 from apps.common.http import client_ip, has_nul
 
-from .clients import documents_fetched_for
+from .clients import DEVICE_CODE_GRANT, documents_fetched_for
 from .grants import error_text
 from .metadata import authorization_server_document, protected_resource_document
 from .registration import Registration
@@ -63,6 +63,7 @@ def _too_many(
     return response
 
 
+GRANT_TYPES = ("authorization_code", "refresh_token", DEVICE_CODE_GRANT)
 MACHINE_PATHS = ("/oauth/token", "/oauth/device/code", "/oauth/register", "/oauth/revoke")
 
 
@@ -158,8 +159,17 @@ def token(request: HttpRequest) -> HttpResponse:
     )
     if refused is not None:
         return _cors(refused)
-    if not request.POST.get("grant_type"):
+    grant_type = request.POST.get("grant_type")
+    if not grant_type:
         return _cors(_oauth_error("invalid_request", "grant_type is missing."))
+    if grant_type not in GRANT_TYPES:
+        return _cors(
+            _oauth_error(
+                "unsupported_grant_type",
+                f"grant_type {error_text(grant_type[:100])} is not supported: use "
+                "authorization_code, refresh_token or the device code grant.",
+            )
+        )
     return _cors(SERVER.create_token_response(request))
 
 

@@ -269,3 +269,11 @@ def test_a_mistyped_key_says_why_in_the_challenge_too(client):
     assert mcp.status_code == 401
     assert 'error_description="' in mcp["WWW-Authenticate"]
     assert 'resource_metadata="' in mcp["WWW-Authenticate"]
+
+
+def test_an_unsupported_grant_type_says_which_are(client):
+    answer = client.post("/oauth/token", {"grant_type": "client_credentials", "client_id": "x"})
+    assert answer.status_code == 400
+    assert answer.json()["error"] == "unsupported_grant_type"
+    assert "client_credentials" in answer.json()["error_description"]
+    assert "authorization_code" in answer.json()["error_description"]
