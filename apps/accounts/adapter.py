@@ -117,7 +117,8 @@ class AccountAdapter(DefaultAccountAdapter):
             minutes = max(1, math.ceil(self.sign_in_retry_after(request, **credentials) / 60))
             unit = "minute" if minutes == 1 else "minutes"
             raise forms.ValidationError(
-                f"Too many failed sign-ins. Try again in {minutes} {unit}.",
+                f"Too many failed sign-ins. Try again in {minutes} {unit}. Or use “E-mail me a "
+                "sign-in code” below: a code sent to the account's address is not held back.",
                 code="too_many_login_attempts",
             ) from None
 

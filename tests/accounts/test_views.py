@@ -520,3 +520,29 @@ def test_recovery_codes_can_be_copied_as_well_as_downloaded(client):
     page = client.get("/account/2fa/recovery-codes/").content.decode()
     assert 'id="recovery_codes"' in page and "Download codes" in page
     assert 'class="btn btn-small copy" data-copy-target="#recovery_codes"' in page
+
+
+def test_a_new_browser_signs_in_with_an_e_mailed_code_while_strangers_hold_the_ceiling(
+    settings,
+):
+    """Forty wrong passwords from forty addresses hold the account ceiling for an hour: a
+    browser that never signed in is refused the password, told of the code, and gets in with
+    the code sent to the account's own address, which no stranger can read."""
+    settings.TRUSTED_PROXY_COUNT = 1
+    owner_of(email="owner@example.com")
+    for n in range(40):
+        sign_in(Client(), password="wrong", HTTP_X_FORWARDED_FOR=f"198.51.100.{n}")
+    laptop = Client()
+    refused = sign_in(laptop, HTTP_X_FORWARDED_FOR="192.0.2.1").content.decode()
+    assert "Too many failed sign-ins" in refused and "sign-in code" in refused
+    assert 'href="/account/login/code/"' in refused
+    mail.outbox.clear()
+    asked = laptop.post(
+        "/account/login/code/", {"email": "owner@example.com"}, HTTP_X_FORWARDED_FOR="192.0.2.1"
+    )
+    assert asked.status_code == 302, asked.content.decode()[:500]
+    assert [m.to for m in mail.outbox] == [["owner@example.com"]]
+    code = re.search(r"^([A-Z0-9]{4}-[A-Z0-9]{4})$", mail.outbox[0].body, re.MULTILINE).group(1)
+    confirmed = laptop.post(asked["Location"], {"code": code}, HTTP_X_FORWARDED_FOR="192.0.2.1")
+    assert confirmed.status_code == 302
+    assert laptop.get("/integrations/api/").status_code == 200  # signed in

@@ -269,6 +269,7 @@ def test_no_page_scrolls_sideways(browser, live_server, shoot, width):
             "sign-in": "/sign-in/",
             "sign-up": "/sign-up/",
             "password-reset": "/account/password/reset/",
+            "sign-in-code": "/account/login/code/",
             "invitation": invitation_path(community),
         }
         for name, path in anonymous.items():
