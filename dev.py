@@ -11,8 +11,10 @@ Extra arguments after `test` go to pytest, e.g. `python3 dev.py test -k patch -x
 
 import hashlib
 import os
+import signal
 import subprocess
 import sys
+import time
 import venv
 from pathlib import Path
 
@@ -51,6 +53,46 @@ def ensure_environment(requirements: str) -> None:
     stamp.write_text(wanted.hexdigest())
 
 
+def _die_with_parent() -> None:
+    """In the child, before exec: Linux sends it SIGTERM when dev.py dies, even by SIGKILL."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass  # not Linux: Ctrl-C and SIGTERM still stop both, through the handler below
+
+
+def serve_together(*commands: list[str]) -> None:
+    """Run the server and the task worker as children of this process and stop both when
+    either ends or this process is told to stop (Ctrl-C, SIGTERM, SIGHUP): a worker is
+    never left behind to be joined by a second one on the next run."""
+    children = [
+        subprocess.Popen(command, cwd=ROOT, preexec_fn=_die_with_parent)
+        for command in commands
+    ]
+
+    def stop(signum: int, frame: object) -> None:
+        raise SystemExit(0)
+
+    for name in ("SIGTERM", "SIGHUP"):
+        signal.signal(getattr(signal, name), stop)
+    try:
+        while all(child.poll() is None for child in children):
+            time.sleep(0.3)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        for child in children:
+            if child.poll() is None:
+                child.terminate()
+        for child in children:
+            try:
+                child.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                child.kill()
+
+
 def main() -> None:
     command, *rest = sys.argv[1:] or ["help"]
     if command == "run":
@@ -67,8 +109,10 @@ def main() -> None:
         # MCP client connects at http://localhost:PORT/mcp as well as at 127.0.0.1.
         os.environ.setdefault("OAUTH_ISSUER", "")
         worker = ["worker", "--", "--no-startup-delay", "--verbosity", "0"]  # deliveries logged
-        subprocess.Popen([str(PYTHON), "manage.py", *worker])
-        os.execv(PYTHON, [str(PYTHON), "manage.py", "runserver", f"127.0.0.1:{port}"])
+        serve_together(
+            [str(PYTHON), "manage.py", "runserver", f"127.0.0.1:{port}"],
+            [str(PYTHON), "manage.py", *worker],
+        )
     elif command == "test":
         ensure_environment("requirements-dev.txt")
         # The whole suite runs on two workers (pytest-xdist): about half the wall time on two

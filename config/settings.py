@@ -273,6 +273,8 @@ JOBS_START_ON_MIGRATE = True
 WEBHOOK_TIMEOUT_SECONDS = 10
 # Webhook deliveries may go to loopback and private addresses only in development (and tests).
 WEBHOOKS_ALLOW_PRIVATE = env_bool("WEBHOOKS_ALLOW_PRIVATE", DEBUG)
+# Where `manage.py demo` (DEBUG only) keeps the demo key's secret between starts of dev.py run.
+DEMO_KEY_FILE = os.environ.get("DEMO_KEY_FILE", str(BASE_DIR / "var" / "demo-key"))
 # The dashboard's address as people reach it, for links in e-mails sent by jobs (no request).
 SITE_URL = os.environ.get("SITE_URL", "http://127.0.0.1:8000").rstrip("/")
 # GitHub secret scanning: its public keys, as JSON (the body of

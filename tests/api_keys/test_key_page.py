@@ -151,14 +151,31 @@ def test_permissions_read_as_people_say_them(client, owner, scopes, summary):
     assert f">{html.escape(summary)}</span>" in listing
 
 
-def test_each_start_of_the_demo_revokes_the_previous_demo_key(settings):
+def test_the_demo_key_survives_a_restart_and_is_replaced_once_revoked(settings, tmp_path):
+    """A client configured with the demo key keeps working across restarts of dev.py run; a
+    revoked (or forgotten) demo key is replaced by one new key, the old ones revoked."""
+    import re
     from io import StringIO
 
     from django.core.management import call_command
 
+    from apps.api_keys.services import api_key_revoke
+    from apps.audit.services import Actor
+
     settings.DEBUG = True
-    call_command("demo", "--base-url", "http://127.0.0.1:8000", stdout=StringIO())
-    call_command("demo", "--base-url", "http://127.0.0.1:8000", stdout=StringIO())
+    settings.DEMO_KEY_FILE = str(tmp_path / "demo-key")
+
+    def start() -> str:
+        out = StringIO()
+        call_command("demo", "--base-url", "http://127.0.0.1:8000", stdout=out)
+        return re.search(r"Demo key:\s+(\S+)", out.getvalue()).group(1)
+
+    first = start()
+    assert start() == first  # restarted: the same key
+    assert (tmp_path / "demo-key").stat().st_mode & 0o077 == 0  # the owner's eyes only
+    assert ApiKey.objects.filter(name="Demo key").count() == 1
+    api_key_revoke(key=ApiKey.objects.get(name="Demo key"), actor=Actor.of_operator("test"))
+    second = start()
+    assert second != first
     demo_keys = ApiKey.objects.filter(name="Demo key")
-    assert demo_keys.count() == 2
-    assert demo_keys.in_state("active").count() == 1
+    assert demo_keys.count() == 2 and demo_keys.in_state("active").count() == 1

@@ -1,3 +1,4 @@
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -9,6 +10,7 @@ from apps.api.scopes import ALL_SCOPES
 from apps.api_keys.models import ApiKey
 from apps.api_keys.policy import DEFAULT_LIFETIME, expiry_in_days
 from apps.api_keys.services import api_key_create, api_key_revoke
+from apps.api_keys.verification import api_key_find_by_secret
 from apps.audit.services import Actor
 from apps.webhooks.events import EVENT_TYPES
 from apps.webhooks.models import WebhookEndpoint
@@ -53,19 +55,7 @@ class Command(BaseCommand):
                     description="The development server's own receiver",
                     actor=Actor.of_operator("demo"),
                 )
-            # One demo key at a time: the one minted by the previous start stops working.
-            for previous in ApiKey.objects.in_state("active").filter(
-                workspace=workspace, user=user, name="Demo key"
-            ):
-                api_key_revoke(key=previous, actor=Actor.of_operator("demo"))
-            created = api_key_create(
-                workspace=workspace,
-                user=user,
-                name="Demo key",
-                scopes=list(ALL_SCOPES),
-                expires_at=expiry_in_days(DEFAULT_LIFETIME.days),
-                actor=Actor.of_operator("demo"),
-            )
+            secret = _demo_secret(workspace, user)
         base_url = base_url.rstrip("/")
         self.stdout.write(
             "\n".join(
@@ -75,10 +65,9 @@ class Command(BaseCommand):
                     f"  Sign in:   {base_url}/sign-in/",
                     f"  E-mail:    {DEMO_EMAIL}",
                     f"  Password:  {DEMO_PASSWORD}",
-                    f"  Demo key:  {created.secret}",
+                    f"  Demo key:  {secret}",
                     "  Try it:",
-                    f"    curl -H 'Authorization: Bearer {created.secret}' "
-                    f"{base_url}/api/v1/workspace",
+                    f"    curl -H 'Authorization: Bearer {secret}' {base_url}/api/v1/workspace",
                     f"  API document: {base_url}/api/v1/openapi.json",
                     f"  Terminal:  .venv/bin/gatehouse login --url {base_url}",
                     f"  Mailbox:   {base_url}/dev/mail/ (every e-mail this server sends)",
@@ -88,8 +77,36 @@ class Command(BaseCommand):
                     "(sign in here as above and approve)",
                     "  MCP, with the MCP Inspector's CLI (Node.js):",
                     f"    npx -y {MCP_INSPECTOR} --cli {base_url}/mcp --transport http "
-                    f"--header 'Authorization: Bearer {created.secret}' --method tools/list",
+                    f"--header 'Authorization: Bearer {secret}' --method tools/list",
                     "",
                 ]
             )
         )
+
+
+def _demo_secret(workspace: Workspace, user: User) -> str:
+    """The demo key's secret: the one kept from the last start while that key is active, so a
+    client configured with it keeps working across restarts; otherwise a new key (the others
+    revoked), its secret kept in DEMO_KEY_FILE (git-ignored, readable by its owner only, and
+    only ever written here, with DEBUG on)."""
+    kept_file = Path(settings.DEMO_KEY_FILE)
+    kept = kept_file.read_text().strip() if kept_file.exists() else ""
+    key = api_key_find_by_secret(kept) if kept else None
+    if key is not None and key.workspace_id == workspace.pk and key.state == "active":
+        return kept
+    for previous in ApiKey.objects.in_state("active").filter(
+        workspace=workspace, user=user, name="Demo key"
+    ):
+        api_key_revoke(key=previous, actor=Actor.of_operator("demo"))
+    created = api_key_create(
+        workspace=workspace,
+        user=user,
+        name="Demo key",
+        scopes=list(ALL_SCOPES),
+        expires_at=expiry_in_days(DEFAULT_LIFETIME.days),
+        actor=Actor.of_operator("demo"),
+    )
+    kept_file.parent.mkdir(parents=True, exist_ok=True)
+    kept_file.touch(mode=0o600)
+    kept_file.write_text(created.secret + "\n")
+    return created.secret
