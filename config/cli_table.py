@@ -15,7 +15,7 @@ from typing import Any
 from django.urls import reverse
 
 from apps.api.operations import Operation, Param
-from apps.api.scopes import ALL_SCOPES, EVERY_SCOPE
+from apps.api.scopes import EVERY_SCOPE
 from apps.oauth.clients import CLI_CLIENT_ID as CLIENT_ID
 
 from .operations import OPERATIONS
@@ -122,7 +122,10 @@ def build_cli_table() -> dict[str, Any]:
     return {
         "apiBase": reverse("api:openapi").rsplit("/", 1)[0],  # /api/v1
         "scopes": list(EVERY_SCOPE),  # what `gatehouse login --scopes` may ask for
-        "defaultScopes": list(ALL_SCOPES),  # what it asks for unless told
+        # What it asks for unless told: everything, the keys scopes included, so that the keys
+        # commands work after a plain `gatehouse login` (only owners and admins log the CLI in,
+        # and they narrow on the approval page).
+        "defaultScopes": list(EVERY_SCOPE),
         "login": {
             "clientId": CLIENT_ID,
             "deviceCode": "/oauth/device/code",

@@ -80,8 +80,8 @@ class Api:
             raise CliError(f"{message} Run `gatehouse login` to log in again. ({reason})", reason)
         if reason == "insufficient-scope" and (needed := _challenged_scope(response)):
             message += (
-                f" A login key holds what `gatehouse login --scopes` asked for: add {needed} "
-                "to the scopes you use."
+                " A login key holds what was approved at login: run `gatehouse login` and "
+                f"approve {needed.replace(',', ' or ')} this time."
             )
         raise CliError(f"{message} ({reason})", reason)
 

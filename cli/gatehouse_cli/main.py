@@ -49,8 +49,7 @@ def cli(ctx: click.Context, url: str | None, as_json: bool) -> None:
     "--scopes",
     default=",".join(DEFAULT_SCOPES),
     show_default=True,
-    help="Comma-separated scopes to ask for; you may narrow them when approving. "
-    "Add keys:read,keys:write for the keys commands.",
+    help="Comma-separated scopes to ask for; you may narrow them when approving.",
 )
 @click.option("--no-browser", is_flag=True, help="Do not try to open the approval page.")
 @click.option("--url", "login_url", help="The server to log in to (same as gatehouse --url).")

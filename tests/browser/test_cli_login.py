@@ -27,10 +27,11 @@ def gatehouse(env: dict, *args: str) -> subprocess.CompletedProcess:
     )
 
 
-def login_started(env: dict, scopes: str) -> tuple[subprocess.Popen, str]:
-    """`gatehouse login` running, and the user code it printed."""
+def login_started(env: dict, scopes: str | None) -> tuple[subprocess.Popen, str]:
+    """`gatehouse login` running (with `--scopes` unless None), and the user code it printed."""
+    asked = ["--scopes", scopes] if scopes is not None else []
     login = subprocess.Popen(
-        [str(GATEHOUSE), "login", "--no-browser", "--scopes", scopes],
+        [str(GATEHOUSE), "login", "--no-browser", *asked],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -111,12 +112,14 @@ def test_login_approve_whoami_set_and_logout(page, live_server, tmp_path, shoot)
     assert "Not logged in" in after.stderr
 
 
-def test_a_login_asking_for_the_keys_scopes_runs_the_keys_commands(page, live_server, tmp_path):
+def test_a_plain_login_offers_the_keys_scopes_and_runs_the_keys_commands(
+    page, live_server, tmp_path
+):
     owner = owner_of(WorkspaceFactory(name="Acme"), email="ada@example.com")
     env = cli_env(tmp_path, live_server)
     before = gatehouse(env, "login", "--help")
-    assert "Add keys:read,keys:write for the keys commands." in " ".join(before.stdout.split())
-    login, code = login_started(env, "products:read,keys:read,keys:write")
+    assert "keys:read,keys:write" in "".join(before.stdout.split())  # the default asks for them
+    login, code = login_started(env, None)
     try:
         code_entered(page, owner, code)
         assert "API keys" in page.text_content("main")
@@ -124,10 +127,12 @@ def test_a_login_asking_for_the_keys_scopes_runs_the_keys_commands(page, live_se
         out = approved(page, login)
     finally:
         login.kill()
-    assert out.startswith("Logged in (scopes: keys:read products:read).")
+    assert out.startswith("Logged in (scopes: ") and "keys:read" in out.split(")")[0]
+    assert "keys:write" not in out.split(")")[0]
     listed = gatehouse(env, "keys", "list")
     assert listed.returncode == 0, listed.stderr
     assert "CLI on" in listed.stdout
     refused = gatehouse(env, "keys", "create", "--name", "Deploy", "--scopes", "pages:read")
     assert refused.returncode == 1
-    assert "add keys:write to the scopes you use" in refused.stderr
+    # The command to copy, and what to approve this time.
+    assert "run `gatehouse login` and approve keys:write this time." in refused.stderr

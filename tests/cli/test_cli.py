@@ -128,7 +128,7 @@ def test_api_errors_are_one_clear_line(env, live_server):
     assert refused.returncode == 1
     assert refused.stderr.startswith("error: ") and refused.stderr.count("\n") == 1
     assert "products:write" in refused.stderr and "(insufficient-scope)" in refused.stderr
-    assert "`gatehouse login --scopes` asked for: add products:write to" in refused.stderr
+    assert "run `gatehouse login` and approve products:write this time." in refused.stderr
     bad = run(env, "workspace", "set", "--timezone", "Mars/Olympus")
     assert bad.returncode == 1 and "(insufficient-scope)" in bad.stderr
 
