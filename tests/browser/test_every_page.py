@@ -215,6 +215,15 @@ BROKEN_WORDS = """() => {
 }"""
 
 
+# A segmented control (None / Read / Write / Read & write) whose choices fall onto two rows.
+CONTROLS_WRAPPED = """() => [...document.querySelectorAll(".segmented")]
+  .filter(control => control.offsetParent !== null)
+  .filter(control => new Set([...control.children]
+    .map(choice => Math.round(choice.getBoundingClientRect().top))).size > 1)
+  .map(control => control.textContent.trim().replace(/\\s+/g, " "))
+  .slice(0, 4)"""
+
+
 def invitation_path(community) -> str:
     _, link = invitation_create(
         workspace=community.workspace,
@@ -296,6 +305,8 @@ def test_no_page_scrolls_sideways(browser, live_server, shoot, width):
                 overflowing[name] = out
             if broken := page.evaluate(BROKEN_WORDS):
                 overflowing[name] = f"words broken mid-word: {broken}"
+            if wrapped := page.evaluate(CONTROLS_WRAPPED):
+                overflowing[name] = f"controls wrapped inside themselves: {wrapped}"
             # Navigation pills keep their own height, however short the page.
             heights = page.locator("nav.sidenav a").evaluate_all(
                 "links => links.map(link => link.getBoundingClientRect().height)"
