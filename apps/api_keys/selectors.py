@@ -15,7 +15,13 @@ from .models import UNUSED_AFTER, ApiKey, ApiKeyQuerySet, ApiKeyState
 
 # Active first: the list opens on the keys that work (every CLI re-login leaves a revoked row).
 STATES = (*ApiKeyState.values, "all")
-KINDS = {"all": "All kinds", "workspace": "Workspace", "member": "Member", "cli": "CLI"}
+KINDS = {
+    "all": "All kinds",
+    "workspace": "Workspace",
+    "member": "Member",
+    "cli": "CLI",
+    "mcp": "MCP (connected apps)",
+}
 EXPIRING_WITHIN = timedelta(days=7)
 SEARCH_MAX_LENGTH = 100
 
@@ -77,10 +83,12 @@ class KeyFilters:
             keys = keys.in_state(self.state, now)
         if self.kind == "cli":
             keys = keys.filter(tag=ApiKey.Tag.CLI)
+        elif self.kind == "mcp":
+            keys = keys.filter(tag=ApiKey.Tag.MCP)
         elif self.kind == "member":
             keys = keys.filter(kind=ApiKey.Kind.MEMBER)
         elif self.kind == "workspace":
-            keys = keys.filter(kind=ApiKey.Kind.WORKSPACE).exclude(tag=ApiKey.Tag.CLI)
+            keys = keys.filter(kind=ApiKey.Kind.WORKSPACE, tag=ApiKey.Tag.NONE)
         if self.holder:
             keys = keys.filter(user_id=int(self.holder))
         if self.q:

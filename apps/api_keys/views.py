@@ -76,8 +76,9 @@ def _hidden_by_state(keys: ApiKeyQuerySet, filters: KeyFilters) -> int:
 
 def key_list_page(request: WorkspaceRequest, pages: KeyPages) -> HttpResponse:
     filters = KeyFilters.from_query(request.GET)
-    # Connected apps' keys are listed under Connected apps, one row per app.
-    all_keys = pages.keys(request).exclude(tag=ApiKey.Tag.MCP)
+    # The whole inventory: keys people made, CLI keys and connected apps' keys (tag MCP, each
+    # linking to its app under Connected apps).
+    all_keys = pages.keys(request)
     keys = filters.apply(all_keys.select_related("user", "revoked_by"))
     page = Paginator(keys, KEYS_PER_PAGE).get_page(request.GET.get("page"))
     return render(

@@ -296,8 +296,13 @@ def test_connected_apps_lists_each_grant_once_and_disconnects_it(client, browser
     refresh(client, first["client_id"], first["refresh_token"])
     page = browser.get("/integrations/connected-apps/").content.decode()
     assert page.count('data-testid="connected-app"') == 1 and "Test Assistant" in page
+    # The key list is the whole inventory: the app's key is in it, tagged MCP, linking to its
+    # app; the kind filter finds it, and "Workspace" (the keys people made) leaves it out.
     keys_page = browser.get("/integrations/api/").content.decode()
-    assert "Test Assistant" not in keys_page  # listed under Connected apps, not among keys
+    assert "Test Assistant" in keys_page
+    assert 'class="tag tag--mcp" href="/integrations/connected-apps/"' in keys_page
+    assert "Test Assistant" in browser.get("/integrations/api/?kind=mcp").content.decode()
+    assert "Test Assistant" not in browser.get("/integrations/api/?kind=workspace").content.decode()
     grant = OAuthGrant.objects.get()
     answer = browser.post(f"/integrations/connected-apps/{grant.pk}/revoke/", follow=True)
     assert "disconnected" in answer.content.decode()
