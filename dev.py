@@ -68,8 +68,7 @@ def serve_together(*commands: list[str]) -> None:
     either ends or this process is told to stop (Ctrl-C, SIGTERM, SIGHUP): a worker is
     never left behind to be joined by a second one on the next run."""
     children = [
-        subprocess.Popen(command, cwd=ROOT, preexec_fn=_die_with_parent)
-        for command in commands
+        subprocess.Popen(command, cwd=ROOT, preexec_fn=_die_with_parent) for command in commands
     ]
 
     def stop(signum: int, frame: object) -> None:

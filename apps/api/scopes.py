@@ -12,22 +12,28 @@ KEY_SCOPES: tuple[str, ...] = ("keys:read", "keys:write")
 EVERY_SCOPE: tuple[str, ...] = ALL_SCOPES + KEY_SCOPES
 
 
+def _access(held: set[str], group: str) -> str:
+    """A group's access in the create form's words: Read, Write, Read & write, or ""."""
+    read, write = f"{group}:read" in held, f"{group}:write" in held
+    return "Read & write" if read and write else "Read" if read else "Write" if write else ""
+
+
 def summarize_scopes(scopes: Iterable[str] | None) -> str:
-    """Scopes as people read them: "Full access", "Read everything", or per resource,
-    "Products: read & write · Pages: read", then "API keys: read" when held; "No permissions"
-    for none."""
+    """Scopes in the create form's words, one name per concept: "Full access" for every
+    scope, API keys included; "Read & write: all resources" or "Read: all resources" when the
+    resources are alike; otherwise per resource, "Products: Read & write · Pages: Read"; then
+    "API keys: Read" when held; "No permissions" for none."""
     held = set(scopes or ())
-    keys = [action for action in ACTIONS if f"keys:{action}" in held]
+    if held >= set(EVERY_SCOPE):
+        return "Full access"
+    accesses = {group: _access(held, group) for group in GROUPS}
     parts = []
-    if held >= set(ALL_SCOPES):
-        parts.append("Full access")
-    elif held & set(ALL_SCOPES) == {f"{group}:read" for group in GROUPS}:
-        parts.append("Read everything")
+    if len(set(accesses.values())) == 1 and accesses["products"]:
+        parts.append(f"{accesses['products']}: all resources")
     else:
-        for group in GROUPS:
-            actions = [action for action in ACTIONS if f"{group}:{action}" in held]
-            if actions:
-                parts.append(f"{group.capitalize()}: {' & '.join(actions)}")
-    if keys:
-        parts.append(f"API keys: {' & '.join(keys)}")
+        parts.extend(
+            f"{group.capitalize()}: {access}" for group, access in accesses.items() if access
+        )
+    if keys := _access(held, "keys"):
+        parts.append(f"API keys: {keys}")
     return " · ".join(parts) or "No permissions"

@@ -166,7 +166,8 @@ class ApiKeyCreateForm(forms.Form):
         return rows
 
     def apply_preset(self, preset: str) -> None:
-        """The "Read everything" and "Full access" shortcuts, for browsers without JavaScript.
+        """The "Read: all resources" and "Read & write: all resources" shortcuts, for browsers
+        without JavaScript.
         They cover the resources; managing keys is never part of a shortcut."""
         data = cast(QueryDict, self.data).copy()
         for group in self.groups:

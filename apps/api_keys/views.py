@@ -203,7 +203,7 @@ def key_create_page(request: WorkspaceRequest, pages: KeyPages) -> HttpResponse:
     )
     page = {**pages.context(request), "restrictions": restrictions}
     if request.method == "POST" and request.POST.get("preset"):
-        # "Read everything" / "Full access" without JavaScript: fill in, create nothing yet.
+        # The shortcuts without JavaScript: fill in, create nothing yet.
         form = ApiKeyCreateForm(request.POST, **form_options)
         form.apply_preset(request.POST["preset"])
         return render(

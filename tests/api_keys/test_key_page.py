@@ -138,11 +138,31 @@ def test_another_workspaces_key_page_is_404(client, owner):
                 "pages:read",
                 "pages:write",
             ],
+            "Read & write: all resources",
+        ),
+        (
+            [
+                "products:read",
+                "products:write",
+                "communities:read",
+                "communities:write",
+                "pages:read",
+                "pages:write",
+                "keys:read",
+                "keys:write",
+            ],
             "Full access",
         ),
-        (["products:read", "communities:read", "pages:read"], "Read everything"),
-        (["products:read", "products:write", "pages:read"], "Products: read & write · Pages: read"),
-        (["communities:write"], "Communities: write"),
+        (["products:read", "communities:read", "pages:read"], "Read: all resources"),
+        (
+            ["products:read", "communities:read", "pages:read", "keys:read"],
+            "Read: all resources · API keys: Read",
+        ),
+        (
+            ["products:read", "products:write", "pages:read"],
+            "Products: Read & write · Pages: Read",
+        ),
+        (["communities:write"], "Communities: Write"),
     ],
 )
 def test_permissions_read_as_people_say_them(client, owner, scopes, summary):

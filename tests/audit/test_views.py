@@ -143,7 +143,7 @@ def test_csv_has_one_clean_column_per_fact(client, owner, workspace):
     )
     assert rows["Longest lifetime of a new key"]["after"] == "90 days"
     created = next(row for row in rows.values() if row["action"] == "key.created")
-    assert created["permissions"] == "Communities: read"
+    assert created["permissions"] == "Communities: Read"
     assert "[" not in created["details"] and "scopes=" not in created["details"]
     assert created["time"].endswith("+00:00") and created["time_utc"].endswith("+00:00")
 

@@ -57,7 +57,7 @@ def test_sign_up_create_key_use_it_revoke_it(page, live_server, shoot):
     assert page.is_checked("input[name=expiry][value='365']")
     assert page.evaluate("document.activeElement.name") == "name"  # focused on arrival
     assert "until" in page.text_content("label:has(input[name=expiry][value='365'])")
-    page.click("text=Full access")  # the shortcut, then narrowed by hand
+    page.click("text=Read & write: all resources")  # the shortcut, then narrowed by hand
     assert page.is_checked("input[name=access_communities][value=write]")
     page.click("label.segment:has(input[name=access_products][value=read])")
     page.click("label.segment:has(input[name=access_communities][value=none])")
