@@ -17,6 +17,7 @@ from apps.webhooks.models import WebhookEndpoint
 from apps.webhooks.services import endpoint_create
 from apps.workspaces.models import Membership, Workspace
 from apps.workspaces.services import workspace_create
+from config.demo_content import demo_content_ensure
 
 DEMO_EMAIL = "owner@demo.gatehouse.test"
 DEMO_PASSWORD = "gatehouse-demo-2026"
@@ -55,13 +56,19 @@ class Command(BaseCommand):
                     description="The development server's own receiver",
                     actor=Actor.of_operator("demo"),
                 )
+            filled = demo_content_ensure(workspace, user)
             secret = _demo_secret(workspace, user)
         base_url = base_url.rstrip("/")
         self.stdout.write(
             "\n".join(
                 [
                     "",
-                    f"Gatehouse demo workspace: {workspace.name}",
+                    f"Gatehouse demo workspace: {workspace.name}"
+                    + (
+                        " (filled with demo products, pages, communities and keys)"
+                        if filled
+                        else ""
+                    ),
                     f"  Sign in:   {base_url}/sign-in/",
                     f"  E-mail:    {DEMO_EMAIL}",
                     f"  Password:  {DEMO_PASSWORD}",
