@@ -1,7 +1,7 @@
 """The key pages' two audiences, and how one page function serves both.
 
-Owners and admins manage every key of the workspace under Integrations → API, MCP and CLI;
-community members manage their own member keys under Settings → Developer in the portal. Each
+Owners and admins manage every key of the workspace under API keys;
+community members manage their own member keys under Your API keys in the portal. Each
 page is one function taking a `KeyPages`; `for_both_audiences` makes its two views.
 """
 

@@ -19,12 +19,12 @@ def navigation(request: HttpRequest) -> dict[str, Any]:
     if membership.role == Membership.Role.MEMBER:
         items: list[dict[str, Any]] = [
             {"label": "Communities", "url": reverse("portal:home"), "exact": True},
-            {"label": "Settings → Developer", "url": reverse("portal:developer")},
+            {"label": "Your API keys", "url": reverse("portal:developer")},
             {"label": "Connected apps", "url": reverse("oauth:member_connected_apps")},
         ]
     else:
         items = [
-            {"label": "Integrations → API, MCP and CLI", "url": reverse("api_keys:list")},
+            {"label": "API keys", "url": reverse("api_keys:list")},
             {"label": "Connected apps", "url": reverse("oauth:connected_apps")},
             {"label": "Communities", "url": reverse("communities:list")},
         ]

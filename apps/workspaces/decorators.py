@@ -75,7 +75,7 @@ def workspace_staff_required(
             if membership is None or membership.role not in STAFF_ROLES:
                 raise PermissionDenied(
                     f"In {membership.workspace.name} you are a community member: your keys "
-                    "are under Settings → Developer."
+                    "are under Your API keys."
                     if membership
                     else "You are not an owner or admin of a workspace."
                 )

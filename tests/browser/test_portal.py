@@ -16,10 +16,10 @@ def test_member_creates_uses_and_revokes_a_member_key(page, live_server, shoot):
     page.click("button[type=submit]")
     page.wait_for_url("**/portal/")
     assert "Makers" in page.text_content("main")
-    assert page.locator("nav >> text=Integrations").count() == 0
+    assert page.locator("nav >> text=Audit").count() == 0  # the owners' pages are not here
     shoot(page, "20-portal-home")
 
-    page.click("nav >> text=Settings → Developer")
+    page.click("nav >> text=Your API keys")
     page.click("text=Create your first key")
     assert page.locator("input[name=access_products]").count() == 0
     page.fill("input[name=name]", "My script")

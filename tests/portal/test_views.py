@@ -39,7 +39,7 @@ def test_member_lands_on_the_portal_with_their_communities(client, member, commu
     make_community(workspace=community.workspace, name="Secret club")
     page = client.get(client.get("/")["Location"]).content.decode()
     assert "Makers" in page and "Secret club" not in page
-    assert "Settings → Developer" in page
+    assert "Your API keys" in page
 
 
 def test_create_form_offers_communities_only(client, member):
