@@ -123,6 +123,12 @@ document.addEventListener("htmx:afterSwap", (event) => {
   const changed = root.querySelector?.("[data-announce]") || document.querySelector("[data-announce]");
   if (!changed) return;
   announce(changed.dataset.announce);
+  // A key revoked in place now counts among those the active list hides.
+  const hidden = document.getElementById("inactive-count");
+  if (hidden && changed.querySelector(".badge--revoked")) {  // (its class settles later)
+    hidden.textContent = String(Number(hidden.textContent) + 1);
+    document.getElementById("inactive-note").hidden = false;
+  }
   const focusable = changed.querySelector("a, button") || changed;
   if (!focusable.hasAttribute("tabindex") && focusable === changed) changed.tabIndex = -1;
   focusable.focus();
