@@ -7,6 +7,10 @@ import time
 from typing import Any
 
 from allauth.account.adapter import DefaultAccountAdapter
+from allauth.account.internal.flows.login import (
+    get_authentication_records,
+    record_authentication,
+)
 from allauth.core.internal import ratelimit
 from django import forms
 from django.conf import settings
@@ -137,7 +141,12 @@ class AccountAdapter(DefaultAccountAdapter):
             request.session[VERIFICATION_SENT_AT] = time.time()
 
     def post_login(self, request: HttpRequest, user: Any, **kwargs: Any) -> HttpResponse:
-        """Sign in as allauth does, and remember this browser for the account ceiling."""
+        """Sign in as allauth does, and remember this browser for the account ceiling. A
+        sign-in by the address's confirmation link (right after signing up) proved the inbox,
+        as a sign-in code does: it counts as a recent authentication, so a newcomer's first
+        key asks for no password again."""
+        if not get_authentication_records(request, user):
+            record_authentication(request, user, method="email_confirmation")
         response = super().post_login(request, user, **kwargs)
         remember_device(response, user.email)
         return response

@@ -104,6 +104,9 @@ class ApiKeyCreateForm(forms.Form):
         key_manager: bool = False,
         **kwargs: Any,
     ) -> None:
+        if member and not (kwargs.get("data") or (args[0] if args else None)):
+            # A member key has one group: it starts at Read rather than at a refusal.
+            kwargs.setdefault("initial", {}).setdefault("access_communities", "read")
         super().__init__(*args, **kwargs)
         self.tz = ZoneInfo(tz_name)
         self.max_days = max_days
@@ -206,8 +209,12 @@ class ApiKeyCreateForm(forms.Form):
         allowed = set(self.allowed_scopes)
         data["scopes"] = sorted(self._chosen_scopes() & allowed)
         if not data["scopes"]:
+            # Beside the permissions, where the choice is made, in the choices' own words.
             self.add_error(
-                None, "Choose a permission: Read or Read & write on at least one resource."
+                "scopes",
+                "Choose a permission: Read, Write or Read & write on at least one resource."
+                if len(self.groups) > 1
+                else "Choose a permission: Read, Write or Read & write.",
             )
         if data.get("expiry") == "custom":
             chosen: date | None = data.get("custom_date")

@@ -546,3 +546,18 @@ def test_a_new_browser_signs_in_with_an_e_mailed_code_while_strangers_hold_the_c
     confirmed = laptop.post(asked["Location"], {"code": code}, HTTP_X_FORWARDED_FOR="192.0.2.1")
     assert confirmed.status_code == 302
     assert laptop.get("/integrations/api/").status_code == 200  # signed in
+
+
+def test_a_new_account_creates_its_first_key_without_being_asked_to_sign_in_again(client):
+    """The confirmation link proves the address, as a sign-in code would: a newcomer who just
+    signed up and confirmed is recently authenticated, so the first key needs no sudo prompt."""
+    sign_up(client)
+    assert client.post(link_in(mail.outbox[0]))["Location"] == "/"
+    page = client.get("/integrations/api/new/")
+    assert page.status_code == 200, page.get("Location")
+    token = re.search(r'name="form_token" value="([^"]+)"', page.content.decode()).group(1)
+    created = client.post(
+        "/integrations/api/new/",
+        {"name": "First", "expiry": "30", "scopes": ["products:read"], "form_token": token},
+    )
+    assert created.status_code == 200 and "Key created" in created.content.decode()

@@ -90,7 +90,7 @@ def test_resubmitting_the_form_does_not_mint_a_second_key(client, owner):
         ({"name": ""}, "Give the key a name"),
         ({"name": "   "}, "Give the key a name"),
         ({"name": "x" * 101}, "at most 100 characters"),
-        ({"scopes": []}, "Choose a permission: Read or Read &amp; write"),
+        ({"scopes": []}, "Choose a permission: Read, Write or Read &amp; write"),
         ({"scopes": ["admin:all"]}, "Select a valid choice"),
         ({"expiry": "5"}, "Select a valid choice"),
         ({"expiry": "custom"}, "Pick the date"),

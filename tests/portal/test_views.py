@@ -140,3 +140,16 @@ def test_the_portal_key_list_has_no_holder_column(client, member, community):
     page = client.get("/portal/settings/developer/").content.decode()
     assert "<th>Holder</th>" not in page and 'data-label="Holder"' not in page
     assert "Community ID for the API" in client.get("/portal/").content.decode()
+
+
+def test_a_members_first_key_starts_at_read_and_a_refusal_sits_by_its_choice(client, member):
+    page = client.get(DEVELOPER + "new/").content.decode()
+    checked = re.findall(
+        r'<input[^>]*name="access_communities"[^>]*value="(\w+)"[^>]*checked', page
+    )
+    assert checked == ["read"]  # not None: the only group starts where a key is useful
+    refused = create(client, access_communities="none").content.decode()
+    message = "Choose a permission: Read, Write or Read &amp; write."
+    assert message in refused
+    # Beside the permissions, not at the top of the form.
+    assert refused.index(message) > refused.index('name="access_communities"')
