@@ -31,3 +31,11 @@ def hints_unbroken(value: Any) -> str:
     return mark_safe(  # noqa: S308 - the text is escaped first; only our own span is added
         HINT.sub(lambda m: f'<span class="nowrap">{m.group(0)}</span>', escape(str(value)))
     )
+
+
+@register.filter
+def scope_label(scope: str) -> str:
+    """A scope in the create form's words: `products:read` → "Products: Read"."""
+    group, _, action = str(scope).partition(":")
+    name = "API keys" if group == "keys" else group.capitalize()
+    return f"{name}: {action.capitalize()}"
