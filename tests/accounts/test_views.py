@@ -561,3 +561,20 @@ def test_a_new_account_creates_its_first_key_without_being_asked_to_sign_in_agai
         {"name": "First", "expiry": "30", "scopes": ["products:read"], "form_token": token},
     )
     assert created.status_code == 200 and "Key created" in created.content.decode()
+
+
+@pytest.mark.parametrize(
+    ("start", "purpose"),
+    [
+        ("/device?user_code=BCDF-GHJK", "gatehouse login"),
+        ("/oauth/authorize?client_id=x", "connect the app"),
+        ("/integrations/api/", None),
+    ],
+)
+def test_the_sign_in_page_says_what_it_is_for(client, start, purpose):
+    page = client.get(start, follow=True).content.decode()
+    assert "<h1>Sign in</h1>" in page
+    if purpose:
+        assert 'data-testid="sign-in-purpose"' in page and purpose in page
+    else:
+        assert 'data-testid="sign-in-purpose"' not in page
