@@ -56,6 +56,7 @@ class RestrictionInputs:
         groups = ("communities",) if member_id is not None else RESOURCE_GROUPS
         self.groups = [g for g in groups if g in CHOOSABLE]
         self.error: str | None = None
+        self.error_field = ""  # which control the error is about: shown beside it
 
     @property
     def any_set(self) -> bool:
@@ -113,7 +114,19 @@ class RestrictionInputs:
             return self._clean()
         except InvalidInput as error:
             self.error = error.message
+            self.error_field = error.field
             return None
+
+    @property
+    def error_at(self) -> str:
+        """Where the error goes on the page: "networks", "rate", a group, or "top"."""
+        if not self.error:
+            return ""
+        if self.error_field.startswith("networks"):
+            return "networks"
+        if self.error_field in ("rate_limit", "rateLimitPerMinute", "rate_limit_per_minute"):
+            return "rate"
+        return self.error_field if self.error_field in self.groups else "top"
 
     def _clean(self) -> Restrictions:
         changes: dict[str, Any] = {}

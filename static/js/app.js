@@ -189,3 +189,25 @@ for (const search of document.querySelectorAll("input.object-search")) {
     }
   });
 }
+
+// The object pickers of the create form follow its permissions: a resource the key gets no
+// access to has nothing to pick. (Without JavaScript every picker shows; a choice for a resource
+// the key cannot reach changes nothing.)
+function syncPickers(form) {
+  for (const group of form.querySelectorAll(".restriction-group[data-group]")) {
+    const chosen = form.querySelector(`input[name=access_${group.dataset.group}]:checked`);
+    if (chosen) group.hidden = chosen.value === "none";
+  }
+}
+document.addEventListener("change", (event) => {
+  if (event.target.matches?.("input[name^=access_]")) syncPickers(event.target.form);
+});
+document.addEventListener("click", (event) => {
+  if (event.target.closest?.("button[name=preset]")) {
+    const form = event.target.closest("form");
+    setTimeout(() => syncPickers(form));
+  }
+});
+for (const form of document.querySelectorAll("form")) {
+  if (form.querySelector(".restriction-group[data-group]")) syncPickers(form);
+}

@@ -199,3 +199,12 @@ def test_the_csv_carries_the_restrictions(client, owner, communities):
     assert rows[0]["chosen_pages"] == "all"
     assert rows[0]["allowed_networks"] == "192.0.2.0/24"
     assert rows[0]["rate_limit_per_minute"] == "5"
+
+
+def test_a_restriction_refused_is_said_beside_its_own_field(client, owner):
+    """The networks error used to sit at the top of the restrictions, far from its field."""
+    page = create(client, networks="10.0.0.1/8").content.decode()
+    error = page.index("the range it falls in is 10.0.0.0/8")
+    assert page.index('name="networks"') < error < page.index('name="rate_limit"')
+    page = create(client, rate_limit="100001").content.decode()
+    assert page.index('name="rate_limit"') < page.index("from 1 to 100,000 a minute")

@@ -226,3 +226,21 @@ def test_a_key_limited_to_one_community_found_with_the_search_box(page, live_ser
     )
     page.click("text=Gamma bot")
     expect(page.locator("[data-testid=restrictions]")).to_have_text("Only 1 community: Gamma rays")
+
+
+def test_the_object_pickers_follow_the_permissions(page, live_server):
+    """A resource the key gets no access to has nothing to pick: its picker hides, and shows
+    again once a permission is chosen for it."""
+    owner_of(email="owner@example.com")
+    sign_in(page, "owner@example.com")
+    page.goto(live_server.url + "/integrations/api/new/")
+    page.click("summary:has-text('Restrictions')")
+    communities = page.locator(".restriction-group[data-group=communities]")
+    expect(communities).to_be_hidden()
+    page.locator("fieldset.permission-row", has_text="Communities").get_by_text(
+        "Read", exact=True
+    ).click()
+    expect(communities).to_be_visible()
+    expect(page.locator(".restriction-group[data-group=pages]")).to_be_hidden()
+    page.click("text=Read & write: all resources")
+    expect(page.locator(".restriction-group[data-group=pages]")).to_be_visible()
