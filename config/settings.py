@@ -90,6 +90,8 @@ TEMPLATES = [
                 "apps.common.devmail.development",
                 "apps.accounts.adapter.verification_state",
             ],
+            # |day, |moment and |ago in every template: one way to write a date.
+            "builtins": ["apps.common.dates"],
         },
     },
 ]

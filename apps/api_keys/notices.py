@@ -10,6 +10,7 @@ from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
 
+from apps.common.dates import moment_text
 from apps.common.tasks import send_email
 from apps.webhooks.events import key_data, webhook_emit
 
@@ -102,13 +103,12 @@ def _mail_expiry_notice(key: ApiKey, now: datetime) -> None:
     assert key.expires_at is not None  # only keys that expire get notices
     left = key.expires_at - now
     when = f"in {left.days} days" if left >= timedelta(days=2) else "within a day"
-    zone = ZoneInfo(key.workspace.timezone)
-    stops = key.expires_at.astimezone(zone)
+    stops = moment_text(key.expires_at, ZoneInfo(key.workspace.timezone))
     links = key_links(key, settings.SITE_URL)
     send_email.enqueue(
         f"Your API key “{key.name}” expires {when}",
         f"The API key “{key.name}” ({key.hint}) in {key.workspace.name} expires on "
-        f"{stops:%Y-%m-%d %H:%M} ({key.workspace.timezone}), {when}; it stops working at that "
+        f"{stops} ({key.workspace.timezone}), {when}; it stops working at that "
         "moment.\n\n"
         "Re-create it with the same name, description and permissions, then move your "
         f"integration to the new key:\n{links['recreate']}\n\n"

@@ -3,7 +3,7 @@
 import hashlib
 import hmac
 import secrets
-from datetime import timedelta
+from datetime import UTC, timedelta
 from typing import TYPE_CHECKING, Any
 
 from allauth.account.models import EmailAddress
@@ -17,6 +17,7 @@ from django.utils import timezone
 from apps.accounts.models import User
 from apps.accounts.services import clean_email
 from apps.audit.services import Actor, audit_record
+from apps.common.dates import moment_text
 from apps.common.validation import InvalidInput
 from apps.workspaces.models import Membership, Workspace
 from apps.workspaces.selectors import STAFF_ROLES
@@ -65,10 +66,10 @@ def _send_on_commit(invitation: Invitation, token: str, base_url: str) -> str:
     inviter = invitation.invited_by.email if invitation.invited_by else "Gatehouse"
     subject = f"{inviter} invited you to be {invitation.place}"
     expiry = invitation.expires_at
-    expires = f"{expiry.day} {expiry:%B %Y, %H:%M}"
+    expires = moment_text(expiry, UTC)
     body = (
         f"{inviter} invited you to be {invitation.place} on Gatehouse.\n\n"
-        f"Accept the invitation (the link works once, until {expires} UTC):\n{link}\n\n"
+        f"Accept the invitation (the link works once, until {expires}):\n{link}\n\n"
         "If you did not expect this, ignore this e-mail: nothing happens unless you accept.\n"
     )
     transaction.on_commit(lambda: send_mail(subject, body, None, [invitation.email]))

@@ -124,12 +124,18 @@ def record_text(record: dict[str, Any]) -> str:
     )
 
 
+def when(moment: datetime) -> str:
+    """A moment as the dashboard and the e-mails write it, with its zone: Nov 25, 2027 14:02
+    CET (here in the terminal's zone)."""
+    return f"{moment:%b} {moment.day}, {moment:%Y %H:%M %Z}".rstrip()
+
+
 def _cell(value: Any, form: str | None) -> str:
     """A table cell as people read it: times to the minute in the terminal's zone, cents as
     money; anything unexpected as it came."""
     if form == "date-time" and isinstance(value, str):
         try:
-            return datetime.fromisoformat(value).astimezone().strftime("%Y-%m-%d %H:%M")
+            return when(datetime.fromisoformat(value).astimezone())
         except ValueError:
             return value
     if form == "cents" and isinstance(value, int):

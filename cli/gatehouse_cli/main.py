@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from . import __version__, api, config
-from .api import CliError, oauth_result, output, record_text, send
+from .api import CliError, oauth_result, output, record_text, send, when
 from .commands import TABLE, add_operation_commands, run_operation
 
 LOGIN = TABLE["login"]
@@ -181,7 +181,7 @@ def whoami(ctx: click.Context) -> None:
 
 def _local_time(iso: str) -> str:
     moment = datetime.fromisoformat(iso).astimezone()
-    return f"{moment:%Y-%m-%d %H:%M %Z} (in {max(0, (moment - datetime.now(UTC)).days)} days)"
+    return f"{when(moment)} (in {max(0, (moment - datetime.now(UTC)).days)} days)"
 
 
 add_operation_commands(cli)
