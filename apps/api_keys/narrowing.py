@@ -1,6 +1,6 @@
 """Making a key do less: fewer scopes, tighter restrictions; never the reverse."""
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from django.conf import settings
@@ -8,6 +8,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.audit.services import Actor, audit_record
+from apps.common.dates import moment_text
 from apps.common.validation import InvalidInput
 
 from .audit_actions import KEY_NARROWED
@@ -93,5 +94,5 @@ def wider_than_key(
     if problem := restrictions.wider_than(caller.restrictions, default_rate=default_rate):
         return problem
     if caller.expires_at is not None and (expires_at is None or expires_at > caller.expires_at):
-        return f"it would outlive this key, which expires at {caller.expires_at:%Y-%m-%d %H:%M} UTC"
+        return f"it would outlive this key, which expires {moment_text(caller.expires_at, UTC)}"
     return None

@@ -5,7 +5,7 @@ days is disabled and its workspace's owners told by e-mail."""
 
 import logging
 import time
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from urllib.parse import urlsplit
 
 import httpcore
@@ -20,6 +20,7 @@ from django_tasks import task
 from standardwebhooks.webhooks import Webhook
 
 from apps.audit.services import Actor, audit_record
+from apps.common.dates import moment_text
 from apps.common.tasks import send_email
 from apps.workspaces.models import Membership
 
@@ -229,10 +230,11 @@ def endpoint_disable_failing(endpoint: WebhookEndpoint, now: datetime) -> None:
             workspace=endpoint.workspace, role=Membership.Role.OWNER
         ).values_list("user__email", flat=True)
         link = settings.SITE_URL + reverse("webhooks:detail", args=[endpoint.pk])
+        assert endpoint.failing_since is not None  # it is disabled for failing since then
         body = (
             f"Every delivery to the webhook endpoint {endpoint.url} of "
             f"{endpoint.workspace.name} has failed since "
-            f"{endpoint.failing_since:%Y-%m-%d %H:%M} UTC, so it is now disabled: no events "
+            f"{moment_text(endpoint.failing_since, UTC)}, so it is now disabled: no events "
             f"are sent to it.\n\nIts delivery log, and the switch to enable it again:\n{link}\n"
         )
         send_email.enqueue(f"Webhook endpoint disabled: {endpoint.url}", body, list(owners))

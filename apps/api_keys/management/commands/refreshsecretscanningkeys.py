@@ -1,5 +1,6 @@
 import urllib.error
 import urllib.request
+from datetime import UTC
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -7,6 +8,7 @@ from django.utils import timezone
 
 from apps.api_keys.leaks import parse_public_keys
 from apps.api_keys.models import SecretScanningKeySet
+from apps.common.dates import moment_text
 
 GITHUB_KEYS_URL = "https://api.github.com/meta/public_keys/secret_scanning"
 MAX_BYTES = 256 * 1024
@@ -56,4 +58,4 @@ class Command(BaseCommand):
         stored = SecretScanningKeySet.objects.first()
         if stored is None:
             return f"{reason}; no keys were stored before."
-        return f"{reason}; keeping the set fetched {stored.fetched_at:%Y-%m-%d %H:%M} UTC."
+        return f"{reason}; keeping the set fetched {moment_text(stored.fetched_at, UTC)}."

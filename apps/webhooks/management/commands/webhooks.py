@@ -1,3 +1,4 @@
+from datetime import UTC
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -5,6 +6,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import Count, Max, Q
 
 from apps.audit.services import Actor
+from apps.common.dates import moment_text
 from apps.webhooks.events import EVENT_TYPES
 from apps.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from apps.webhooks.services import endpoint_create, endpoint_delete
@@ -53,7 +55,7 @@ class Command(BaseCommand):
         for endpoint in endpoints:
             state = "enabled" if endpoint.enabled else "disabled"
             if endpoint.enabled and endpoint.failing_since:
-                state = f"failing since {endpoint.failing_since:%Y-%m-%d %H:%M} UTC"
+                state = f"failing since {moment_text(endpoint.failing_since, UTC)}"
             failure = (
                 WebhookAttempt.objects.filter(delivery__endpoint=endpoint, succeeded=False)
                 .order_by("-at")
@@ -66,7 +68,7 @@ class Command(BaseCommand):
             self.stdout.write(f"    events: {', '.join(endpoint.event_types)}")
             if failure is not None:
                 said = failure.response_status or failure.error
-                self.stdout.write(f"    last failure: {failure.at:%Y-%m-%d %H:%M:%S} UTC  {said}")
+                self.stdout.write(f"    last failure: {moment_text(failure.at, UTC)}  {said}")
 
     def _add(self, workspace: str, url: str, events: str, description: str, **_: Any) -> None:
         try:
