@@ -25,24 +25,22 @@ from mcp.server.lowlevel.server import Server
 
 from apps.api.errors import ApiFailure, api_error
 from apps.api.http import request_body_bytes
-from apps.api.operations import Call, Needs, NotFound, Operation
-from apps.api.scopes import ALL_SCOPES, MEMBER_SCOPES
+from apps.api.operations import Call, NotFound, Operation
 from apps.api_keys.auth import (
     api_key_authorize,
     api_key_from_request,
     key_may,
-    needed_scopes,
     rate_limit_headers,
 )
 from apps.api_keys.models import ApiKey
 from apps.audit.services import Actor
 from apps.common.http import client_ip
 from apps.common.validation import InvalidInput
-from apps.oauth.metadata import resource_metadata_url
 
 from .api import operation_run, refuse_query_credentials
 from .mcp_checks import jsonrpc_problem, origin_allowed, single_exchange_version
 from .mcp_runtime import Answer, NeedsTransport, current_call, mcp_answer, mcp_answer_one
+from .mcp_scopes import scope_challenge, step_up_scopes, step_up_tool, with_resource_metadata
 from .operations import OPERATIONS, OPERATIONS_BY_NAME
 
 logger = logging.getLogger("apps.api")
@@ -176,36 +174,6 @@ def tool_call(
     )
 
 
-def grantable_scopes(key: ApiKey) -> tuple[str, ...]:
-    """What a connected app may ask the person for on this key's behalf: the API's scopes
-    for a workspace key, the community scopes for a member key (never the keys scopes)."""
-    return MEMBER_SCOPES if key.kind == ApiKey.Kind.MEMBER else ALL_SCOPES
-
-
-def step_up_scopes(key: ApiKey, needs: Needs) -> tuple[str, ...] | None:
-    """For a connected app's key (tag MCP) that lacks the scope a tool needs, the scopes to
-    ask the person for: those it holds and the one missing (MCP authorization, "scope
-    challenge"). None when a new sign-in could not help: a pasted key, a tool it may already
-    call, or one this kind of key can never hold."""
-    if key.tag != ApiKey.Tag.MCP or key_may(key, needs):
-        return None
-    if key.kind == ApiKey.Kind.MEMBER and not needs.members:
-        return None
-    missing = [s for s in needed_scopes(needs) if s in grantable_scopes(key)]
-    if not missing:
-        return None
-    # A tool that takes any write scope: the write scope of a group the key reads, if any.
-    groups = {scope.split(":")[0] for scope in key.scopes}
-    missing.sort(key=lambda scope: scope.split(":")[0] not in groups)
-    return tuple(sorted({*key.scopes, missing[0]}))
-
-
-def _step_up_tool(tool: types.Tool, needs: Needs) -> types.Tool:
-    needed = " or ".join(needed_scopes(needs))
-    note = f" Needs {needed}, not yet granted to this app: calling it asks you to grant it."
-    return tool.model_copy(update={"description": (tool.description or "") + note})
-
-
 async def _list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
     """The tools the request's key may call, and for a connected app those it may step up
     to, saying so."""
@@ -216,7 +184,7 @@ async def _list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         if key_may(key, needs):
             tools.append(tool)
         elif step_up_scopes(key, needs) is not None:
-            tools.append(_step_up_tool(tool, needs))
+            tools.append(step_up_tool(tool, needs))
     return types.ListToolsResult(tools=tools)
 
 
@@ -295,41 +263,6 @@ def _answer(request: HttpRequest, key: ApiKey, body: bytes) -> Answer:
     return mcp_answer(SERVER, key, ip, _asgi_scope(request), body)
 
 
-def _with_resource_metadata(request: HttpRequest, response: HttpResponse) -> HttpResponse:
-    """A 401 names where MCP clients find how to sign in (RFC 9728 §5.1), so their Connect
-    button works from the bare URL, and the scopes to ask for (MCP authorization 2025-11-25,
-    "scope selection")."""
-    if response.status_code == 401:
-        response["WWW-Authenticate"] += (
-            f', resource_metadata="{resource_metadata_url(request)}"'
-            f', scope="{" ".join(ALL_SCOPES)}"'
-        )
-    return response
-
-
-def _scope_challenge(request: HttpRequest, key: ApiKey, tool: str) -> HttpResponse | None:
-    """HTTP 403 insufficient_scope for a connected app's tool call that a new sign-in with
-    more scopes would allow: its client asks the person and calls again (step-up). A pasted
-    key gets the tool error instead, which a person reads in the assistant."""
-    op = OPERATIONS_BY_NAME.get(tool)
-    if op is None or tool not in TOOLS:
-        return None
-    scopes = step_up_scopes(key, op.needs)
-    if scopes is None:
-        return None
-    needed = " or ".join(needed_scopes(op.needs))
-    response = api_error(
-        "insufficient-scope",
-        f"The tool {tool} needs {needed}; sign in again to grant it to this app.",
-        WWW_Authenticate=(
-            f'Bearer realm="api", error="insufficient_scope", scope="{" ".join(scopes)}", '
-            f'resource_metadata="{resource_metadata_url(request)}", '
-            f'error_description="The tool {tool} needs {needed}."'
-        ),
-    )
-    return response
-
-
 @csrf_exempt
 def mcp_endpoint(request: HttpRequest) -> HttpResponse:
     """POST /mcp: one JSON-RPC message in, its JSON answer out (stateless Streamable HTTP)."""
@@ -352,13 +285,12 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
         key = api_key_from_request(request)
         body = request_body_bytes(request)
     except ApiFailure as failure:
-        return rate_limit_headers(request, _with_resource_metadata(request, failure.response()))
+        return rate_limit_headers(request, with_resource_metadata(request, failure.response()))
     if (problem := jsonrpc_problem(body)) is not None:
         return rate_limit_headers(request, problem)
     request.usage_operation = operation = _usage_operation(body)  # type: ignore[attr-defined]
-    if operation.startswith("mcp:") and (
-        challenge := _scope_challenge(request, key, operation.removeprefix("mcp:"))
-    ):
+    tool = operation.removeprefix("mcp:")
+    if tool in TOOLS and (challenge := scope_challenge(request, key, OPERATIONS_BY_NAME[tool])):
         return rate_limit_headers(request, challenge)
     status, headers, content = _answer(request, key, body)
     response = HttpResponse(content, status=status)

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import timedelta
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import urlsplit
 
 import httpcore
 import httpx
@@ -23,7 +23,8 @@ from apps.api.ratelimit import rate_limit_take
 from apps.common.validation import NAME_FORBIDDEN_CATEGORIES
 from apps.webhooks.destinations import DestinationRefused, guarded_client, time_limit
 
-from .models import OAuthClient, is_loopback_uri
+from .models import OAuthClient
+from .redirects import redirect_uris_clean
 
 CLI_CLIENT_ID = "gatehouse-cli"
 DEVICE_CODE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
@@ -34,21 +35,6 @@ DOCUMENT_TIMEOUT_SECONDS = 5.0
 DOCUMENT_CACHE_DEFAULT = timedelta(hours=1)
 DOCUMENT_CACHE_MIN = timedelta(minutes=5)
 DOCUMENT_CACHE_MAX = timedelta(days=1)
-MAX_REDIRECT_URIS = 10
-# RFC 3986's characters, without the ones a page or a header would have to escape.
-URI_CHARACTERS = re.compile(r"[A-Za-z0-9\-._~:/?\[\]@!$&()*+,;=%']+")
-HOST = re.compile(r"[a-z0-9.-]+|[0-9a-f:.]+")  # a name, an IPv4 or an IPv6 address
-BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
-SCHEME = re.compile(r"[a-z][a-z0-9+.-]{0,63}")  # RFC 3986 §3.1, lower case as compared
-# Schemes a browser runs, reads or opens itself rather than handing to an app: a code sent
-# there would run as script, land in a file or a socket, or go nowhere the app can read.
-BROWSER_SCHEMES = frozenset(
-    {
-        "javascript", "vbscript", "data", "file", "blob", "about", "filesystem", "ws", "wss",
-        "ftp", "view-source", "chrome", "chrome-extension", "edge", "moz-extension", "resource",
-        "jar", "mailto", "tel", "sms", "urn", "intent",
-    }
-)  # fmt: skip
 
 
 def cli_client() -> OAuthClient:
@@ -138,72 +124,6 @@ def _count_fetch() -> None:
             description="Too many client metadata documents fetched for this address; try "
             f"again in {limit.retry_after} seconds."
         )
-
-
-RESPONSE_PARAMETERS = frozenset({"code", "state", "iss", "error", "error_description", "error_uri"})
-
-
-def is_private_use_uri(uri: str) -> bool:
-    """A native app's own scheme (RFC 8252 §7.1: `cursor://…/callback`, `com.example.app:/cb`):
-    the operating system hands the answer to the app that claimed the scheme."""
-    scheme = urlsplit(uri).scheme
-    return scheme not in ("http", "https") and scheme not in BROWSER_SCHEMES
-
-
-def redirect_uri_problem(uri: Any) -> str | None:
-    """What makes one redirect address unusable, in a sentence naming it; None when it is
-    https, http to this machine (RFC 8252 §7.3), or a native app's own scheme (§7.1)."""
-    if not isinstance(uri, str):
-        return "redirect_uris must be strings."
-    scheme = uri.split(":", 1)[0] if ":" in uri else ""
-    if scheme.strip().lower() in BROWSER_SCHEMES:
-        return (
-            f"{_quoted(uri)} uses {scheme.strip().lower()}:, a scheme the browser runs or reads "
-            "itself; use https, http to 127.0.0.1 or localhost, or your app's own scheme."
-        )
-    if not SCHEME.fullmatch(scheme):  # lower case, as it will be matched exactly
-        return f"{_quoted(uri)} is not an absolute address (scheme:…)."
-    parts = urlsplit(uri)
-    native = scheme not in ("http", "https")
-    if (
-        (not parts.hostname and not native)
-        or (native and not (parts.netloc or parts.path.strip("/")))
-        or parts.fragment
-        or len(uri) > 2000
-        or not uri.isascii()  # international names come as A-labels (xn--…)
-        or any(ch.isspace() or ord(ch) < 0x20 for ch in uri)
-        or parts.username is not None
-        or not URI_CHARACTERS.fullmatch(uri)
-        or (parts.hostname is not None and not HOST.fullmatch(parts.hostname))
-    ):
-        return f"{_quoted(uri)} is not an absolute address without a fragment."
-    try:
-        parts.port  # noqa: B018 - raises for a port out of range
-    except ValueError:
-        return f"{_quoted(uri)} has an invalid port."
-    if BAD_PERCENT.search(uri):
-        return f"{_quoted(uri)} has a % that is not followed by two hexadecimal digits."
-    if RESPONSE_PARAMETERS & {name for name, _ in parse_qsl(parts.query)}:
-        # The answer adds them: a second `iss` or `state` could be read in its place.
-        return f"{_quoted(uri)} must not carry code, state, error or iss itself."
-    if scheme == "http" and not is_loopback_uri(uri):
-        return f"{_quoted(uri)} must use https, or http to 127.0.0.1 or localhost."
-    return None
-
-
-def _quoted(uri: str) -> str:
-    return repr(uri[:200])
-
-
-def redirect_uris_clean(value: Any) -> list[str]:
-    """The redirect addresses an app declares, every one usable (`redirect_uri_problem`).
-    ValueError names the first that is not."""
-    if not isinstance(value, list) or not value or len(value) > MAX_REDIRECT_URIS:
-        raise ValueError(f"redirect_uris must list 1 to {MAX_REDIRECT_URIS} addresses.")
-    for uri in value:
-        if problem := redirect_uri_problem(uri):
-            raise ValueError(problem)
-    return list(value)
 
 
 def client_name_clean(value: Any, fallback: str) -> str:

@@ -33,9 +33,10 @@ from apps.common.validation import InvalidInput
 from apps.workspaces.models import Membership
 from apps.workspaces.selectors import STAFF_ROLES
 
-from .clients import documents_fetched_for, is_private_use_uri
+from .clients import documents_fetched_for
 from .issuing import Approval
 from .metadata import public_origin
+from .redirects import is_private_use_uri
 from .server import SERVER
 
 

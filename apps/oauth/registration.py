@@ -11,10 +11,11 @@ from django.http import HttpRequest
 from apps.common.http import client_ip
 from apps.common.validation import InvalidInput, clean_text
 
-from .clients import APP_GRANT_TYPES, client_name_clean, redirect_uri_problem, redirect_uris_clean
+from .clients import APP_GRANT_TYPES, client_name_clean
 from .grants import error_text
 from .metadata import authorization_server_document
 from .models import OAuthClient
+from .redirects import redirect_uri_problem, redirect_uris_clean
 from .server import SERVER
 
 REGISTRATION_STRINGS = (
