@@ -27,8 +27,11 @@ HEAL_EVERY_SECONDS = 60
 # Reconnecting after the database went away: 1 s, then twice as long each time, at most 30 s.
 BACKOFF_FIRST = 1.0
 BACKOFF_MAX = 30.0
-# The errors of a database that went away (a restart, a failover, a terminated backend).
-DATABASE_GONE = (OperationalError, InterfaceError)
+# The errors of a database that went away (a restart, a failover, a terminated backend). Any
+# database error of the worker's own bookkeeping counts (a task's own errors are its result):
+# through a pooler, a backend terminated mid-COMMIT surfaces as an InternalError ("received 2
+# results from command 'COMMIT'"), and the cure is the same, a new connection.
+DATABASE_GONE = (OperationalError, InterfaceError, DatabaseError)
 
 
 def keep_alive(stop: threading.Event, worker_id: str, every: float | None = None) -> None:
