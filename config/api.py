@@ -14,6 +14,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import URLPattern, path, re_path
 
 from apps.api.errors import ApiFailure, api_error
+from apps.api.facts import request_facts
 from apps.api.http import json_body, methods, request_body_bytes
 from apps.api.operations import Call, NotFound, Operation
 from apps.api.views import not_found
@@ -59,7 +60,7 @@ def http_handler(op: Operation) -> Callable[..., HttpResponse]:
     """The view of one operation for one method."""
 
     def handler(request: HttpRequest, **path_params: str) -> HttpResponse:
-        request.usage_operation = op.name  # type: ignore[attr-defined]
+        request_facts(request).operation = op.name
         try:
             refuse_query_credentials(request)
             key = api_key_from_request(request)

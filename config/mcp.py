@@ -24,6 +24,7 @@ from django.views.decorators.csrf import csrf_exempt
 from mcp.server.lowlevel.server import Server
 
 from apps.api.errors import ApiFailure, api_error
+from apps.api.facts import request_facts
 from apps.api.http import request_body_bytes
 from apps.api.operations import Call, NotFound, Operation
 from apps.api_keys.auth import (
@@ -266,7 +267,8 @@ def _answer(request: HttpRequest, key: ApiKey, body: bytes) -> Answer:
 @csrf_exempt
 def mcp_endpoint(request: HttpRequest) -> HttpResponse:
     """POST /mcp: one JSON-RPC message in, its JSON answer out (stateless Streamable HTTP)."""
-    request.usage_operation = "mcp"  # type: ignore[attr-defined]
+    facts = request_facts(request)
+    facts.operation = "mcp"
     if request.method != "POST":
         # Stateless: no server-to-client stream (GET) and no session to end (DELETE).
         return api_error(
@@ -288,7 +290,7 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
         return rate_limit_headers(request, with_resource_metadata(request, failure.response()))
     if (problem := jsonrpc_problem(body)) is not None:
         return rate_limit_headers(request, problem)
-    request.usage_operation = operation = _usage_operation(body)  # type: ignore[attr-defined]
+    facts.operation = operation = _usage_operation(body)
     tool = operation.removeprefix("mcp:")
     if tool in TOOLS and (challenge := scope_challenge(request, key, OPERATIONS_BY_NAME[tool])):
         return rate_limit_headers(request, challenge)

@@ -26,6 +26,7 @@ from apps.common.http import client_ip
 
 from . import usage
 from .errors import api_error
+from .facts import RequestFacts, request_facts
 
 logger = logging.getLogger("apps.api")
 
@@ -111,9 +112,9 @@ class api_front_door:  # noqa: N801 - named like a function middleware, which it
             _log_refusal(request, response)
         elif (request.method, request.path_info, response.status_code) == ("GET", MCP_PATH, 405):
             _log_stream_refused(request, response)
-        key_id = getattr(request, "presented_key_id", None)
-        if key_id is not None:
-            count_request(key_id, getattr(request, "usage_operation", ""), response.status_code)
+        facts = request_facts(request)
+        if facts.key_id is not None:
+            count_request(facts, response.status_code)
         usage.request_done()
         return response
 
@@ -123,15 +124,29 @@ def outcome_of(status: int) -> str:
     return str(status) if status in REFUSAL_STATUSES else f"{status // 100}xx"
 
 
-def count_request(key_id: int, operation: str, status: int) -> None:
-    """Count one request of a key in this hour (written by the next usage flush)."""
-    hour = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
-    entry = (key_id, hour, operation or "other", outcome_of(status))
+def count_request(facts: RequestFacts, status: int) -> None:
+    """Count one request of the presented key in this hour: with Redis, correct what the
+    limiter's call counted if the answer differs (or count it, if the call did not); without,
+    in the buffer the next usage flush writes."""
+    assert facts.key_id is not None
+    operation, outcome = facts.operation or "other", outcome_of(status)
+    if facts.counted is not None:
+        counted_hour = int(facts.counted.split("|", 2)[1])
+        final = usage.count_field((facts.key_id, counted_hour, operation, outcome))
+        if final != facts.counted:
+            usage.redis_pending_add((facts.counted, -1), (final, 1))
+    elif settings.REDIS_URL:
+        usage.redis_pending_add(
+            (usage.count_field((facts.key_id, usage.hour_now(), operation, outcome)), 1)
+        )
+    else:
+        this_hour = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+        entry = (facts.key_id, this_hour, operation, outcome)
 
-    def update(gathered: usage.Gathered) -> None:
-        gathered.counts[entry] += 1
+        def update(gathered: usage.Gathered) -> None:
+            gathered.counts[entry] += 1
 
-    usage.add(update)
+        usage.add(update)
 
 
 class _RefusalLines:
@@ -176,12 +191,13 @@ def _log_refusal(request: HttpRequest, response: HttpResponse) -> None:
         reason = json.loads(response.content).get("error", "")
     except (ValueError, AttributeError):
         reason = ""
-    key_id = getattr(request, "presented_key_id", None)
+    facts = request_facts(request)
+    key_id = facts.key_id
     fields = {
         "reason": reason or str(response.status_code),
         "status": response.status_code,
         "key_id": key_id,
-        "key_hint": getattr(request, "presented_key_hint", None),
+        "key_hint": facts.key_hint,
         "ip": client_ip(request),
         "method": request.method,
         "path": request.path,

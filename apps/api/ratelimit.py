@@ -22,35 +22,48 @@ from django.conf import settings
 
 from apps.common.cache import REDIS_RETRY_SECONDS, redis_health  # noqa: F401 - re-exported
 
+from . import usage
+
 logger = logging.getLogger("apps.api")
 
 WINDOW_SECONDS = 60
 LOCAL_BUCKETS_MAX = 100_000
 
-# KEYS[1]: the bucket; KEYS[2], when given: a client address's block, which refuses at once
-# while it holds and is set when this bucket refuses. ARGV: now, emission interval, window
-# (seconds, as decimal strings). Returns {allowed (1/0), the bucket's arrival time after this
-# request, as a string: Redis would truncate a Lua number to an integer}, or {2, seconds left}
-# for a blocked address. One round trip either way.
+# KEYS[1]: the bucket; KEYS[2]: the usage counts (apps/api/usage.py); KEYS[3], when given: a
+# client address's block, which refuses at once while it holds and is set when this bucket
+# refuses. ARGV: now, emission interval, window (seconds, as decimal strings); the count field
+# of this request if allowed, and if refused ("" counts nothing); then pairs of count field and
+# amount, what this process counted since its last call. Returns {allowed (1/0), the bucket's
+# arrival time after this request, as a string: Redis would truncate a Lua number to an
+# integer}, or {2, seconds left} for a blocked address. One round trip either way.
 _GCRA_SCRIPT = """
 local now = tonumber(ARGV[1])
 local interval = tonumber(ARGV[2])
 local window = tonumber(ARGV[3])
-if KEYS[2] then
-  local left = redis.call('PTTL', KEYS[2])
-  if left > 0 then return {2, tostring(left / 1000)} end
+for i = 6, #ARGV, 2 do redis.call('HINCRBY', KEYS[2], ARGV[i], ARGV[i + 1]) end
+local function count(field)
+  if field ~= '' then redis.call('HINCRBY', KEYS[2], field, 1) end
+end
+if KEYS[3] then
+  local left = redis.call('PTTL', KEYS[3])
+  if left > 0 then
+    count(ARGV[5])
+    return {2, tostring(left / 1000)}
+  end
 end
 local tat = tonumber(redis.call('GET', KEYS[1]) or ARGV[1])
 if tat < now or tat > now + window + interval then tat = now end
 local new_tat = tat + interval
 if new_tat - window > now then
-  if KEYS[2] then
+  if KEYS[3] then
     local ms = math.ceil((tat + interval - window - now) * 1000)
-    redis.call('SET', KEYS[2], '1', 'PX', math.max(ms, 1000))
+    redis.call('SET', KEYS[3], '1', 'PX', math.max(ms, 1000))
   end
+  count(ARGV[5])
   return {0, tostring(tat)}
 end
 redis.call('SET', KEYS[1], tostring(new_tat), 'PX', math.ceil((new_tat - now) * 1000) + 1000)
+count(ARGV[4])
 return {1, tostring(new_tat)}
 """
 
@@ -64,6 +77,7 @@ class RateLimitState:
     reset_seconds: int  # until the bucket is full again (or, when refused, until the next token)
     retry_after: int | None = None  # set when the request is refused
     blocked: bool = False  # refused because the client's address is blocked (shared, Redis)
+    counted: bool = False  # the request was counted in Redis by this call (see `count`)
 
     @property
     def refused(self) -> bool:
@@ -80,12 +94,16 @@ class RateLimitState:
         return fields
 
 
-def _state(limit: int, interval: float, now: float, tat: float, allowed: bool) -> RateLimitState:
+def _state(
+    limit: int, interval: float, now: float, tat: float, allowed: bool, counted: bool = False
+) -> RateLimitState:
     if not allowed:
         retry_after = max(1, math.ceil(tat + interval - WINDOW_SECONDS - now))
-        return RateLimitState(limit, 0, retry_after, retry_after)
+        return RateLimitState(limit, 0, retry_after, retry_after, counted=counted)
     remaining = int((WINDOW_SECONDS - (tat - now)) / interval + 1e-9)
-    return RateLimitState(limit, max(0, min(limit, remaining)), max(0, math.ceil(tat - now)))
+    return RateLimitState(
+        limit, max(0, min(limit, remaining)), max(0, math.ceil(tat - now)), counted=counted
+    )
 
 
 class _LocalBuckets:
@@ -125,14 +143,21 @@ def _redis_client() -> Any:
 
 
 def _take_in_redis(
-    bucket: str, now: float, interval: float, block: str | None
+    bucket: str, now: float, interval: float, block: str | None, count: tuple[str, str]
 ) -> tuple[int, float]:
     client = _redis_client()
-    keys = [f"gatehouse:ratelimit:{bucket}"]
-    args = [repr(now), repr(interval), WINDOW_SECONDS]
+    keys = [f"gatehouse:ratelimit:{bucket}", usage.REDIS_COUNTS]
     if block is not None:
         keys.append(f"gatehouse:block:{block}")
-    outcome, value = client.eval(_GCRA_SCRIPT, len(keys), *keys, *args)
+    pending = usage.redis_pending_take()
+    args: list[str | int] = [repr(now), repr(interval), WINDOW_SECONDS, *count]
+    for field, amount in pending:
+        args += [field, amount]
+    try:
+        outcome, value = client.eval(_GCRA_SCRIPT, len(keys), *keys, *args)
+    except Exception:
+        usage.redis_pending_restore(pending)
+        raise
     return int(outcome), float(value)
 
 
@@ -142,12 +167,18 @@ def rate_limit_take(
     *,
     now: float | None = None,
     block: str | None = None,
+    count: tuple[str, str] = ("", ""),
 ) -> RateLimitState | None:
     """Take one request from `bucket`, which holds `limit` a minute; None when limits are off.
 
     `block`, an address, used only with Redis: the request is refused while the address is
     blocked on any app server, and the address is blocked when this bucket refuses. Without
     Redis the caller keeps its own per-process block.
+
+    `count`, with Redis: the usage count fields (`usage.count_field`) to add one to if the
+    request is allowed and if it is refused, in the same script call; the state then says
+    `counted`. What this process counted since its last call rides along too, so a request's
+    count reaches Redis before its answer does and a killed process loses none.
     """
     if limit <= 0:
         return None
@@ -155,7 +186,7 @@ def rate_limit_take(
     interval = WINDOW_SECONDS / limit
     if settings.REDIS_URL and redis_health.should_try(now):
         try:
-            outcome, value = _take_in_redis(bucket, now, interval, block)
+            outcome, value = _take_in_redis(bucket, now, interval, block, count)
         except Exception as error:  # any failure of the shared store: serve, count locally
             redis_health.failed(error, now)
             allowed, tat = _local.take(bucket, now, interval)
@@ -163,8 +194,11 @@ def rate_limit_take(
             redis_health.recovered()
             if outcome == 2:
                 seconds = max(1, math.ceil(value))
-                return RateLimitState(limit, 0, seconds, seconds, blocked=True)
-            allowed, tat = bool(outcome), value
+                return RateLimitState(
+                    limit, 0, seconds, seconds, blocked=True, counted=bool(count[1])
+                )
+            counted = bool(count[0] if outcome else count[1])
+            return _state(limit, interval, now, value, bool(outcome), counted)
     else:
         allowed, tat = _local.take(bucket, now, interval)
     return _state(limit, interval, now, tat, allowed)

@@ -6,9 +6,19 @@ key's last use, the scopes and chosen objects it exercised, the network it came 
 (`register_flusher`), which write it in a few statements. So no request waits for a write, and
 10,000 keys in rotation cost what one key costs.
 
+Counts, with Redis configured, never wait in the buffer: the rate limiter's one script call
+of each request adds that request's count to a hash in Redis (`REDIS_COUNTS`), as the outcome
+it will have if nothing else goes wrong (allowed: 2xx, refused: 429). When the answer turns out
+otherwise (a 403, an MCP tool's name), the correction rides on this process's next limiter
+call, or on its next flush. The usage app moves the hash to PostgreSQL in every flush and every
+minute on the schedule (apps/usage/moving.py). So a killed app process loses no count; at most
+a request it was answering stays counted as it began, and its last corrections (never a total)
+are lost. Without Redis, counts wait in the buffer like the rest.
+
 If a worker dies, what it gathered since its last flush is lost: at most a few seconds of
-counts and stamps, never a wrong total (flushes only add). With `USAGE_FLUSH_SECONDS = 0` every
-request flushes at its end (the tests, and anyone who wants every stamp at once).
+stamps (and, without Redis, counts), never a wrong total (flushes only add). With
+`USAGE_FLUSH_SECONDS = 0` every request flushes at its end (the tests, and anyone who wants
+every stamp at once).
 """
 
 import atexit
@@ -19,11 +29,42 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 
 from django.conf import settings
 
 logger = logging.getLogger("apps.api")
+
+# A request as counted: key id, its hour's start (seconds since the epoch), operation, outcome.
+CountEntry = tuple[int, int, str, str]
+
+# The hash in Redis that counts wait in until they are moved to PostgreSQL.
+REDIS_COUNTS = "gatehouse:usage:counts"
+# At most this many pending count fields ride on one limiter call; the flush takes the rest.
+PENDING_PER_CALL = 32
+# Corrections kept while Redis is unreachable (beyond it they are dropped, and logged).
+PENDING_MAX = 10_000
+
+
+def count_field(entry: CountEntry) -> str:
+    """A count's field in Redis: `key id|hour|outcome|operation` (the operation last: it is the
+    only part that could hold the separator)."""
+    key_id, hour, operation, outcome = entry
+    return f"{key_id}|{hour}|{outcome}|{operation}"
+
+
+def count_of_field(field: str) -> tuple[int, datetime, str, str] | None:
+    """The (key id, hour, operation, outcome) a field counts, or None for a field not ours."""
+    try:
+        key_id, hour, outcome, operation = field.split("|", 3)
+        return int(key_id), datetime.fromtimestamp(int(hour), UTC), operation, outcome
+    except ValueError:
+        return None
+
+
+def hour_now() -> int:
+    """The current hour's start, in seconds since the epoch."""
+    return int(time.time()) // 3600 * 3600
 
 
 @dataclass
@@ -81,6 +122,101 @@ class _Buffer:
 _buffer = _Buffer()
 
 
+class _RedisPending:
+    """Count changes of this process not yet in Redis: corrections of what the limiter counted,
+    and requests it did not count (no limit, Redis was away)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.amounts: Counter[str] = Counter()
+
+    def add(self, *changes: tuple[str, int]) -> None:
+        with self.lock:
+            for field_name, amount in changes:
+                self.amounts[field_name] += amount
+            if len(self.amounts) > PENDING_MAX:
+                logger.warning(
+                    "%s usage count changes could not reach Redis; they are dropped.",
+                    len(self.amounts),
+                )
+                self.amounts.clear()
+
+    def take(self, most: int | None = None) -> list[tuple[str, int]]:
+        if not self.amounts:  # read without the lock: the common case, on every request
+            return []
+        with self.lock:
+            if most is None or len(self.amounts) <= most:
+                taken = [(f, a) for f, a in self.amounts.items() if a]
+                self.amounts = Counter()
+            else:
+                taken = []
+                for field_name in list(self.amounts)[:most]:
+                    amount = self.amounts.pop(field_name)
+                    if amount:
+                        taken.append((field_name, amount))
+        return taken
+
+
+_redis_pending = _RedisPending()
+
+
+def redis_pending_add(*changes: tuple[str, int]) -> None:
+    """Send these count changes (field, amount) to Redis with the next limiter call or flush."""
+    _redis_pending.add(*changes)
+
+
+def redis_pending_take() -> list[tuple[str, int]]:
+    """A limiter call's share of the pending count changes: it sends them, or gives them back."""
+    return _redis_pending.take(PENDING_PER_CALL)
+
+
+def redis_pending_restore(changes: list[tuple[str, int]]) -> None:
+    """Give back count changes a limiter call could not send."""
+    if changes:
+        _redis_pending.add(*changes)
+
+
+def _push_pending(gathered: Gathered) -> None:
+    """Send every pending count change to Redis in one pipeline. If Redis cannot take them, the
+    requests it never counted go to PostgreSQL with this flush, and the corrections wait."""
+    from apps.common.cache import redis_health
+
+    changes = _redis_pending.take()
+    if not changes:
+        return
+    if redis_health.should_try():
+        try:
+            from django.core.cache import cache
+
+            client = cache._cache.get_client(write=True)  # type: ignore[attr-defined]
+            pipeline = client.pipeline(transaction=False)
+            for field_name, amount in changes:
+                pipeline.hincrby(REDIS_COUNTS, field_name, amount)
+            pipeline.execute()
+            return
+        except Exception as error:
+            redis_health.failed(error)
+    waiting = []
+    for field_name, amount in changes:
+        entry = count_of_field(field_name)
+        if amount > 0 and entry is not None:
+            gathered.counts[entry] += amount
+        else:
+            waiting.append((field_name, amount))
+    redis_pending_restore(waiting)
+
+
+Mover = Callable[[], object]
+_movers: list[Mover] = []
+
+
+def register_mover(mover: Mover) -> None:
+    """Have `mover()` run after every flush when Redis is configured (the usage app moves the
+    counts from Redis to PostgreSQL)."""
+    if mover not in _movers:
+        _movers.append(mover)
+
+
 def add(update: Callable[[Gathered], None]) -> None:
     """Apply `update` to the buffer under its lock."""
     with _buffer.lock:
@@ -100,14 +236,24 @@ def usage_flush() -> None:
     """Write what was gathered since the last flush. A flusher that fails loses its part of
     this flush (logged), never the others'."""
     gathered = _buffer.take()
-    if not gathered:
+    with_redis = bool(settings.REDIS_URL)
+    if with_redis:
+        _push_pending(gathered)
+    if not gathered and not with_redis:
         return
     try:
-        for flusher in _flushers:
-            try:
-                flusher(gathered)
-            except Exception:
-                logger.exception("Writing usage failed; this flush's part of it is lost.")
+        if gathered:
+            for flusher in _flushers:
+                try:
+                    flusher(gathered)
+                except Exception:
+                    logger.exception("Writing usage failed; this flush's part of it is lost.")
+        if with_redis:
+            for mover in _movers:
+                try:
+                    mover()
+                except Exception:
+                    logger.exception("Moving usage counts from Redis failed; they wait there.")
     finally:
         if threading.current_thread().name == "usage-flush":
             # The flushing thread's own connection, closed after every flush whatever
@@ -168,4 +314,5 @@ def note_network(key_id: int, address: str | None, now: datetime) -> None:
 def usage_reset() -> None:
     """Forget everything gathered and queued (for tests)."""
     _buffer.take()
+    _redis_pending.take()
     _networks_queued.clear()

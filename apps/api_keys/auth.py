@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from apps.api import usage
 from apps.api.errors import ApiFailure, insufficient_scope
+from apps.api.facts import RequestFacts, request_facts
 from apps.api.operations import Needs
 from apps.api.ratelimit import RateLimitState, rate_limit_take
 from apps.api.scopes import ALL_SCOPES, WRITE_SCOPES
@@ -84,7 +85,27 @@ def _too_many_failures(retry_after: int) -> ApiFailure:
     )
 
 
-def _count_failed_authentication(request: HttpRequest) -> None:
+def _count_in_limiter(facts: RequestFacts, allowed: str, refused: str) -> tuple[str, str]:
+    """The count fields for the limiter's call (`rate_limit_take(count=…)`): this request of
+    the presented key, as the outcome it gets if allowed and if refused. With no key, none."""
+    if facts.key_id is None or not settings.REDIS_URL:
+        return ("", "")
+    hour, operation = usage.hour_now(), facts.operation or "other"
+    return (
+        usage.count_field((facts.key_id, hour, operation, allowed)) if allowed else "",
+        usage.count_field((facts.key_id, hour, operation, refused)),
+    )
+
+
+def _note_counted(
+    facts: RequestFacts, state: RateLimitState | None, fields: tuple[str, str]
+) -> None:
+    """Remember how the limiter counted the request, for the correction at its end."""
+    if state is not None and state.counted:
+        facts.counted = fields[1] if state.refused else fields[0]
+
+
+def _count_failed_authentication(request: HttpRequest, facts: RequestFacts) -> None:
     """Count a refused credential against the client's address; 429 once it is over the limit
     (and for the address's further bad credentials while the block lasts)."""
     ip = client_ip(request) or "unknown"
@@ -93,9 +114,11 @@ def _count_failed_authentication(request: HttpRequest) -> None:
         retry_after = blocked_addresses.retry_after(ip, now)
         if retry_after is not None:
             raise _too_many_failures(retry_after)
+    fields = _count_in_limiter(facts, "401", "429")
     state = rate_limit_take(
-        f"authfail:{ip}", settings.API_AUTH_FAILURES_PER_MINUTE, now=now, block=ip
+        f"authfail:{ip}", settings.API_AUTH_FAILURES_PER_MINUTE, now=now, block=ip, count=fields
     )
+    _note_counted(facts, state, fields)
     if state is not None and state.retry_after is not None:  # refused
         blocked_addresses.block(ip, state.retry_after, now)
         raise _too_many_failures(state.retry_after)
@@ -104,25 +127,25 @@ def _count_failed_authentication(request: HttpRequest) -> None:
 def api_key_from_request(request: HttpRequest) -> ApiKey:
     """The active key the request carries, counted against its rate limit and stamped as used.
 
-    Raises ApiFailure with the 401 or 429 of the error table. The key's rate-limit standing is
-    left on `request.rate_limit` for rate_limit_headers().
+    Raises ApiFailure with the 401 or 429 of the error table. What it learns (the key, its
+    rate-limit standing for rate_limit_headers(), how it was counted) goes to the request's
+    facts.
     """
     credential = bearer_credential(request)
     if credential is None:
         raise ApiFailure("missing-key")
+    facts = request_facts(request)
     now = timezone.now()
     try:
         key = api_key_authenticate(credential, now=now)
     except KeyRejected as rejected:
         # For the refusal's log line: the hint identifies a key of ours without revealing it.
-        request.presented_key_id = rejected.key_id  # type: ignore[attr-defined]
-        request.presented_key_hint = (  # type: ignore[attr-defined]
-            tokens.hint_for(credential) if tokens.kind_of(credential) else None
-        )
-        _count_failed_authentication(request)
+        facts.key_id = rejected.key_id
+        facts.key_hint = tokens.hint_for(credential) if tokens.kind_of(credential) else None
+        _count_failed_authentication(request, facts)
         raise ApiFailure(rejected.reason) from None
-    request.presented_key_id = key.pk  # type: ignore[attr-defined]
-    request.presented_key_hint = key.hint  # type: ignore[attr-defined]
+    facts.key_id = key.pk
+    facts.key_hint = key.hint
     if key.allowed_networks and not address_allowed(key.allowed_networks, client_ip(request)):
         # Refused before the rate limit: a stolen key used from elsewhere must not be able to
         # spend its holder's requests. The refusal is counted against the key (its log line).
@@ -131,10 +154,14 @@ def api_key_from_request(request: HttpRequest) -> ApiKey:
             f"This key accepts requests only from its allowed networks, and "
             f"{client_ip(request) or 'this address'} is not in them.",
         )
+    fields = _count_in_limiter(facts, "2xx", "429")
     state = rate_limit_take(
-        f"key:{key.pk}", key.rate_limit_per_minute or settings.API_RATE_LIMIT_PER_MINUTE
+        f"key:{key.pk}",
+        key.rate_limit_per_minute or settings.API_RATE_LIMIT_PER_MINUTE,
+        count=fields,
     )
-    request.rate_limit = state  # type: ignore[attr-defined]
+    facts.rate_limit = state
+    _note_counted(facts, state, fields)
     if state is not None and state.refused:
         raise ApiFailure(
             "rate-limited",
@@ -149,7 +176,7 @@ def api_key_from_request(request: HttpRequest) -> ApiKey:
 
 def rate_limit_headers(request: HttpRequest, response: HttpResponse) -> HttpResponse:
     """Add the RateLimit fields of the request's key, when it has been counted, to `response`."""
-    state: RateLimitState | None = getattr(request, "rate_limit", None)
+    state = request_facts(request).rate_limit
     if state is not None:
         for name, value in state.headers().items():
             response.headers.setdefault(name, value)

@@ -9,12 +9,15 @@ class UsageConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from apps.api.usage import register_flusher
+        from apps.api.usage import register_flusher, register_mover
         from apps.jobs.schedule import register_job
 
         from . import audit_actions  # noqa: F401 - declares key.new_network
+        from .moving import usage_move, usage_move_all
         from .recording import write_counts_and_networks
         from .services import usage_daily
 
         register_flusher(write_counts_and_networks)
+        register_mover(usage_move)
+        register_job("usage-move", timedelta(minutes=1), usage_move_all)
         register_job("usage-daily", timedelta(days=1), usage_daily)

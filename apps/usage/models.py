@@ -68,3 +68,14 @@ class KeyNetwork(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key_id} {self.network}"
+
+
+class UsageMove(models.Model):
+    """A batch of counts moved from Redis to the hourly rows, written in the transaction of its
+    counts: a batch a mover died with is moved again only if this row is missing."""
+
+    batch = models.CharField(max_length=64, primary_key=True)
+    moved_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    def __str__(self) -> str:
+        return self.batch

@@ -31,13 +31,34 @@ def write_counts(counts: Counter[tuple[int, datetime, str, str]]) -> None:
     """Add the gathered counts to their hourly rows (keys deleted meanwhile skipped), each an
     atomic add, so concurrent flushes of several processes never lose a count. Only hours:
     finished days are rolled up into daily rows by the daily job. Rows go in key order, so two
-    processes flushing the same keys take their row locks in the same order."""
-    rows = sorted((*group, count) for group, count in counts.items())
+    processes flushing the same keys take their row locks in the same order.
+
+    A negative count is a correction of a count already written (with Redis, a request is
+    counted as it began and corrected once answered): it is taken from its row, never below 0.
+    """
+    rows = sorted((*group, count) for group, count in counts.items() if count > 0)
+    corrections = sorted((*group, count) for group, count in counts.items() if count < 0)
     with transaction.atomic():
-        if connection.vendor == "postgresql":
+        if rows and connection.vendor == "postgresql":
             _add_counts_postgresql(rows)
-        else:
+        elif rows:
             _add_counts(rows)
+        if corrections:
+            _take_counts(corrections)
+
+
+def _take_counts(rows: list[Count]) -> None:
+    """Subtract the corrections from their rows (a row that is not there has nothing to take)."""
+    table = connection.ops.quote_name(KeyUsageHour._meta.db_table)
+    adapt = connection.ops.adapt_datetimefield_value
+    with connection.cursor() as cursor:
+        for key_id, hour, operation, outcome, count in rows:
+            cursor.execute(
+                f"UPDATE {table} SET count = CASE WHEN count + %s > 0 "  # noqa: S608
+                "THEN count + %s ELSE 0 END "
+                "WHERE key_id = %s AND hour = %s AND operation = %s AND outcome = %s",
+                [count, count, key_id, adapt(hour), operation, outcome],
+            )
 
 
 def _add_counts_postgresql(rows: list[Count]) -> None:

@@ -72,6 +72,9 @@ def usage_prune(now: datetime | None = None) -> Pruned:
 
 def usage_daily() -> str:
     """The daily job: prune, then roll up the finished days."""
+    from .moving import usage_moves_prune
+
+    usage_moves_prune()
     pruned = usage_prune()
     rolled = usage_roll_up()
     return f"pruned {pruned}, rolled up {len(rolled)} days"

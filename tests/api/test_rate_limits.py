@@ -1,16 +1,10 @@
 """Rate limits: the per-key bucket, its RateLimit fields, failed authentication per address,
 and Redis: shared between app servers, and failing open when it is down."""
 
-import shutil
-import socket
-import subprocess
-import time
 from datetime import datetime, timedelta
 
 import pytest
 import time_machine
-from django.core.cache import caches
-from django.test import override_settings
 
 from apps.api import ratelimit
 from apps.api_keys.auth import blocked_addresses
@@ -100,71 +94,6 @@ def test_failed_authentication_is_limited_per_client_address(client, settings):
         assert client.get(URL, **auth(good.secret), REMOTE_ADDR="203.0.113.5").status_code == 200
     with at(T0 + timedelta(minutes=1)):
         assert client.get(URL, **auth(bad_secret), **attacker).status_code == 401
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture
-def redis_server():
-    """A private Redis on a free port that a test can stop and start again."""
-    binary = shutil.which("redis-server")
-    if binary is None:
-        pytest.skip("redis-server is not installed")
-    port = _free_port()
-    processes = []
-
-    def start():
-        process = subprocess.Popen(
-            [
-                binary,
-                "--port",
-                str(port),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-            ],
-            stdout=subprocess.DEVNULL,
-        )
-        processes.append(process)
-        for _ in range(100):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
-                return
-            except OSError:
-                time.sleep(0.05)
-        raise RuntimeError("redis-server did not start")
-
-    def stop():
-        processes[-1].terminate()
-        processes[-1].wait(5)
-
-    start()
-    yield f"redis://127.0.0.1:{port}/0", start, stop
-    for process in processes:
-        if process.poll() is None:
-            process.kill()
-            process.wait(5)
-
-
-@pytest.fixture
-def with_redis(redis_server):
-    """The app configured with that Redis; undone before the Redis goes away."""
-    url, start, stop = redis_server
-    redis_cache = {
-        "BACKEND": "apps.common.cache.FailOpenRedisCache",  # as config/settings.py sets it
-        "LOCATION": url,
-        "OPTIONS": {"socket_connect_timeout": 0.25, "socket_timeout": 0.25},
-    }
-    with override_settings(REDIS_URL=url, CACHES={"default": redis_cache}):
-        yield start, stop
-        caches["default"].close()
 
 
 def test_the_limit_is_shared_through_redis_across_app_servers(client, key, settings, with_redis):
