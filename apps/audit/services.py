@@ -50,10 +50,8 @@ class Actor:
 
 
 def request_actor(request: "HttpRequest") -> Actor:
-    """The audit actor of a request: its API key when it came through the API, else its user."""
-    key = getattr(request, "api_key", None)
-    if key is not None:
-        return Actor.of_key(key, client_ip(request))
+    """The audit actor of a dashboard request: its signed-in user, from its address. (API and
+    MCP calls make theirs from the key, `Actor.of_key`.)"""
     return Actor.of_user(request.user, client_ip(request))  # type: ignore[arg-type]
 
 

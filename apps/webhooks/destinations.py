@@ -19,11 +19,12 @@ from urllib.parse import urlsplit
 import httpcore
 import httpx
 from django.conf import settings
-from django.core.exceptions import ValidationError
+
+from apps.common.validation import InvalidInput
 
 
 def clean_url(url: str) -> str:
-    """The endpoint URL as given, or ValidationError saying what is wrong with it (parsed as
+    """The endpoint URL as given, or InvalidInput saying what is wrong with it (parsed as
     the delivery's HTTP client will parse it, so a URL saved is a URL it can send to)."""
     url = url.strip()
     try:
@@ -31,21 +32,24 @@ def clean_url(url: str) -> str:
         hostname, _port = parts.hostname, parts.port
         _host = httpx.URL(url).host  # what the client decodes: an invalid A-label fails here
     except (ValueError, httpx.InvalidURL):  # a bad port, IPv6 literal or international name
-        raise ValidationError("This URL cannot be parsed: check its host and port.") from None
+        raise InvalidInput("url", "This URL cannot be parsed: check its host and port.") from None
     if parts.scheme not in ("https", "http") or not hostname:
-        raise ValidationError("Enter a full URL starting with https://.")
+        raise InvalidInput("url", "Enter a full URL starting with https://.")
     if parts.username or parts.password:
-        raise ValidationError("Leave user names and passwords out of the URL.")
+        raise InvalidInput("url", "Leave user names and passwords out of the URL.")
     if parts.scheme == "http" and not (
         settings.WEBHOOKS_ALLOW_PRIVATE and _is_loopback_name(hostname)
     ):
-        raise ValidationError(
-            "Use https://. Plain http:// is accepted only for loopback addresses in development."
+        raise InvalidInput(
+            "url",
+            "Use https://. Plain http:// is accepted only for loopback addresses in development.",
         )
     if not settings.WEBHOOKS_ALLOW_PRIVATE:
         literal = _literal_address(hostname)
         if literal is not None and not address_allowed(literal):
-            raise ValidationError("This address is private or reserved: webhooks cannot reach it.")
+            raise InvalidInput(
+                "url", "This address is private or reserved: webhooks cannot reach it."
+            )
     return url
 
 

@@ -1,5 +1,6 @@
 from django import forms
-from django.core.exceptions import ValidationError
+
+from apps.common.validation import InvalidInput
 
 from .destinations import clean_url
 from .events import EVENT_TYPES
@@ -24,8 +25,8 @@ class EndpointForm(forms.Form):
     def clean_url(self) -> str:
         try:
             return clean_url(self.cleaned_data["url"])
-        except ValidationError as exc:
-            raise forms.ValidationError(exc.messages) from exc
+        except InvalidInput as exc:
+            raise forms.ValidationError(exc.message) from exc
 
 
 class EndpointEditForm(EndpointForm):

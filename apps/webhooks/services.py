@@ -5,11 +5,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
 from apps.audit.services import Actor, audit_record
+from apps.common.validation import InvalidInput
 
 from .audit_actions import (
     WEBHOOK_CREATED,
@@ -42,11 +42,12 @@ class EndpointWithSecret:
 def clean_event_types(event_types: list[str]) -> list[str]:
     unknown = sorted(set(event_types) - set(EVENT_TYPES))
     if unknown:
-        raise ValidationError(
-            f"Unknown event type: {', '.join(unknown)}. Known: {', '.join(EVENT_TYPES)}."
+        raise InvalidInput(
+            "event_types",
+            f"Unknown event type: {', '.join(unknown)}. Known: {', '.join(EVENT_TYPES)}.",
         )
     if not event_types:
-        raise ValidationError("Choose at least one event type.")
+        raise InvalidInput("event_types", "Choose at least one event type.")
     return [t for t in EVENT_TYPES if t in event_types]
 
 
@@ -68,7 +69,9 @@ def endpoint_create(
     """Add an endpoint with a new `whsec_` secret (returned once)."""
     url, event_types = clean_url(url), clean_event_types(event_types)
     if WebhookEndpoint.objects.filter(workspace=workspace).count() >= MAX_ENDPOINTS:
-        raise ValidationError(f"A workspace can have at most {MAX_ENDPOINTS} webhook endpoints.")
+        raise InvalidInput(
+            "endpoints", f"A workspace can have at most {MAX_ENDPOINTS} webhook endpoints."
+        )
     secret = new_secret()
     with transaction.atomic():
         endpoint = WebhookEndpoint.objects.create(

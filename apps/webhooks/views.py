@@ -1,7 +1,6 @@
 """Settings → Webhooks (owners): endpoints, their secrets shown once, the delivery log."""
 
 from django.contrib import messages
-from django.core.exceptions import ValidationError
 from django.db.models import Count, Max, Q
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -10,6 +9,7 @@ from django.views.decorators.http import require_http_methods
 
 from apps.accounts.sudo import recent_authentication_required
 from apps.audit.services import request_actor
+from apps.common.validation import InvalidInput
 from apps.workspaces.decorators import WorkspaceRequest, workspace_staff_required
 
 from .events import EVENT_TYPES
@@ -61,8 +61,8 @@ def endpoint_list(request: WorkspaceRequest) -> HttpResponse:
                 description=form.cleaned_data["description"],
                 actor=request_actor(request),
             )
-        except ValidationError as exc:
-            form.add_error(None, exc)
+        except InvalidInput as exc:
+            form.add_error(exc.field if exc.field in form.fields else None, exc.message)
         else:
             return _secret_page(request, made, "Endpoint added")
     endpoints = WebhookEndpoint.objects.filter(workspace=request.workspace).annotate(
@@ -88,8 +88,8 @@ def endpoint_detail(request: WorkspaceRequest, endpoint_id: int) -> HttpResponse
     if request.method == "POST" and form.is_valid():
         try:
             endpoint_update(endpoint, actor=request_actor(request), **form.cleaned_data)
-        except ValidationError as exc:
-            form.add_error(None, exc)
+        except InvalidInput as exc:
+            form.add_error(exc.field if exc.field in form.fields else None, exc.message)
         else:
             messages.success(request, "Endpoint saved.")
             return redirect("webhooks:detail", endpoint.pk)

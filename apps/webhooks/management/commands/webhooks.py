@@ -7,6 +7,7 @@ from django.db.models import Count, Max, Q
 
 from apps.audit.services import Actor
 from apps.common.dates import moment_text
+from apps.common.validation import InvalidInput
 from apps.webhooks.events import EVENT_TYPES
 from apps.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from apps.webhooks.services import endpoint_create, endpoint_delete
@@ -83,8 +84,8 @@ class Command(BaseCommand):
                 description=description,
                 actor=ACTOR,
             )
-        except ValidationError as exc:
-            raise CommandError(" ".join(exc.messages)) from None
+        except InvalidInput as exc:
+            raise CommandError(exc.message) from None
         self.stdout.write(
             f"Added endpoint {made.endpoint.pk} for {place.name}: {made.endpoint.url}"
         )
