@@ -37,6 +37,7 @@ INSTALLED_APPS = [
     "apps.accounts",
     "apps.workspaces",
     "apps.api_keys",
+    "apps.key_pages",
     "apps.products",
     "apps.communities",
     "apps.pages",

@@ -34,7 +34,7 @@ urlpatterns = [
     path("sign-out/", allauth_views.logout, name="account_logout"),
     path("invitations/", include("apps.invitations.urls")),
     path("workspace/switch/", workspace_views.workspace_switch, name="switch_workspace"),
-    path("integrations/api/", include("apps.api_keys.urls")),
+    path("integrations/api/", include("apps.key_pages.urls")),
     path("communities/", include("apps.communities.urls")),
     path("settings/team/", include("apps.team.urls")),
     path("settings/webhooks/", include("apps.webhooks.urls")),

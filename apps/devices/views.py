@@ -12,8 +12,8 @@ from django.views.decorators.http import require_http_methods
 
 from apps.accounts.models import SignedInRequest
 from apps.accounts.sudo import recent_authentication_required
-from apps.api_keys.forms import asked_scope_rows
 from apps.common.validation import InvalidInput
+from apps.key_pages.forms import asked_scope_rows
 from apps.workspaces.models import Membership
 from apps.workspaces.selectors import STAFF_ROLES
 

@@ -22,14 +22,14 @@ from apps.accounts.models import SignedInRequest
 from apps.accounts.sudo import recent_authentication_required
 from apps.api.scopes import ALL_SCOPES, MEMBER_SCOPES
 from apps.api_keys.choosable import check_chosen_exist
-from apps.api_keys.forms import asked_scope_rows
 from apps.api_keys.models import ApiKey
 from apps.api_keys.policy import MCP_LIFETIME, key_policy_problem
-from apps.api_keys.restriction_forms import RestrictionInputs
 from apps.api_keys.restrictions import Restrictions
 from apps.common.http import client_ip, has_nul
 from apps.common.middleware import policy_with_form_action
 from apps.common.validation import InvalidInput
+from apps.key_pages.forms import asked_scope_rows
+from apps.key_pages.restriction_forms import RestrictionInputs
 from apps.workspaces.models import Membership
 from apps.workspaces.selectors import STAFF_ROLES
 

@@ -1,7 +1,7 @@
 from django.urls import path
 
-from apps.api_keys import key_views
-from apps.api_keys import views as keys_views
+from apps.key_pages import key_views
+from apps.key_pages import views as keys_views
 
 from . import views
 

@@ -9,15 +9,14 @@ from uuid import UUID
 from django.conf import settings
 from django.http import QueryDict
 
-from apps.common.validation import InvalidInput
-
-from .choosable import CHOOSABLE, choosable_objects, ids_named
-from .restrictions import (
+from apps.api_keys.choosable import CHOOSABLE, choosable_objects, ids_named
+from apps.api_keys.restrictions import (
     RESOURCE_GROUPS,
     Restrictions,
     clean_networks,
     clean_rate_limit,
 )
+from apps.common.validation import InvalidInput
 
 # More than this many objects in a group are not listed in full; the search box narrows them.
 LISTED_MAX = 500

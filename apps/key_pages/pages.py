@@ -15,13 +15,13 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from apps.accounts.sudo import recent_authentication_required
+from apps.api_keys.models import ApiKey, ApiKeyQuerySet
 from apps.workspaces.decorators import (
     WorkspaceRequest,
     workspace_member_required,
     workspace_staff_required,
 )
 
-from .models import ApiKey, ApiKeyQuerySet
 from .snippets import mcp_client_snippets, mcp_key_snippets
 
 ACTIONS = ("create", "revoke", "roll", "detail", "details", "narrow", "export", "bulk_revoke")

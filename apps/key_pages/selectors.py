@@ -9,9 +9,8 @@ from django.db.models import Q, QuerySet
 from django.http import QueryDict
 from django.utils import timezone
 
+from apps.api_keys.models import UNUSED_AFTER, ApiKey, ApiKeyQuerySet, ApiKeyState
 from apps.common.validation import parse_id
-
-from .models import UNUSED_AFTER, ApiKey, ApiKeyQuerySet, ApiKeyState
 
 # Active first: the list opens on the keys that work (every CLI re-login leaves a revoked row).
 STATES = (*ApiKeyState.values, "all")

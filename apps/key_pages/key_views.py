@@ -8,24 +8,24 @@ from django.http import HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.cache import add_never_cache_headers
 
-from apps.audit.models import AuditEvent
-from apps.audit.services import request_actor
-from apps.common.validation import InvalidInput
-from apps.workspaces.decorators import WorkspaceRequest
-
-from .choosable import chosen_names
-from .models import ApiKey
-from .narrowing import api_key_narrow
-from .pages import KeyPages, for_both_audiences
-from .refusals import api_key_refusals_last_day
-from .restriction_forms import RestrictionInputs
-from .restrictions import NOUNS
-from .services import (
+from apps.api_keys.choosable import chosen_names
+from apps.api_keys.models import ApiKey
+from apps.api_keys.narrowing import api_key_narrow
+from apps.api_keys.refusals import api_key_refusals_last_day
+from apps.api_keys.restrictions import NOUNS
+from apps.api_keys.services import (
     ROLL_GRACE_PERIODS,
     api_key_revoke,
     api_key_roll,
     api_key_update_details,
 )
+from apps.audit.models import AuditEvent
+from apps.audit.services import request_actor
+from apps.common.validation import InvalidInput
+from apps.workspaces.decorators import WorkspaceRequest
+
+from .pages import KeyPages, for_both_audiences
+from .restriction_forms import RestrictionInputs
 
 KEY_HISTORY_LIMIT = 100
 GRACE_CHOICES = [
@@ -68,7 +68,7 @@ def _key_page(
     }
     if errors.get("narrow_error") and request.method == "POST":
         context["restrictions"] = _narrow_inputs(request, pages, key, request.POST)
-    return render(request, "api_keys/key_detail.html", context, status=status)
+    return render(request, "key_pages/key_detail.html", context, status=status)
 
 
 def key_detail_page(request: WorkspaceRequest, pages: KeyPages, key_id: int) -> HttpResponse:
@@ -135,11 +135,11 @@ def key_revoke_page(request: WorkspaceRequest, pages: KeyPages, key_id: int) -> 
     key = _key_or_404(request, pages, key_id)
     context = {**pages.context(request), "key": key}
     if request.method == "GET":
-        return render(request, "api_keys/key_revoke_confirm.html", context)
+        return render(request, "key_pages/key_revoke_confirm.html", context)
     already_revoked = key.revoked_at is not None
     api_key_revoke(key=key, actor=request_actor(request))
     if request.htmx:
-        return render(request, "api_keys/_key_row.html", {**context, "just_revoked": True})
+        return render(request, "key_pages/_key_row.html", {**context, "just_revoked": True})
     if already_revoked:
         messages.info(request, f"“{key.name}” was already revoked.")
     else:
@@ -167,7 +167,7 @@ def key_roll_page(request: WorkspaceRequest, pages: KeyPages, key_id: int) -> Ht
             else:
                 response = render(
                     request,
-                    "api_keys/key_created.html",
+                    "key_pages/key_created.html",
                     {
                         **pages.context(request),
                         "key": rolled.key,
@@ -178,7 +178,7 @@ def key_roll_page(request: WorkspaceRequest, pages: KeyPages, key_id: int) -> Ht
                 add_never_cache_headers(response)
                 return response
     return render(
-        request, "api_keys/key_roll.html", context, status=400 if "error" in context else 200
+        request, "key_pages/key_roll.html", context, status=400 if "error" in context else 200
     )
 
 

@@ -7,9 +7,13 @@ from django.http import QueryDict
 from django.utils import timezone
 
 from apps.api.scopes import ALL_SCOPES, GROUPS, KEY_SCOPES, MEMBER_SCOPES
+from apps.api_keys.policy import (
+    DESCRIPTION_MAX_LENGTH,
+    EXPIRY_DAY_CHOICES,
+    MAX_LIFETIME,
+    clean_description,
+)
 from apps.common.validation import InvalidInput, clean_text
-
-from .policy import DESCRIPTION_MAX_LENGTH, EXPIRY_DAY_CHOICES, MAX_LIFETIME, clean_description
 
 # What each resource's permission allows, in the words of the create form.
 GROUP_DESCRIPTIONS = {

@@ -7,7 +7,7 @@ from django import template
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
-from ..restrictions import Restrictions
+from apps.api_keys.restrictions import Restrictions
 
 register = template.Library()
 

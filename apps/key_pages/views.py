@@ -14,18 +14,18 @@ from django.template.defaultfilters import pluralize
 from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
 
+from apps.api_keys.models import ApiKey, ApiKeyQuerySet
+from apps.api_keys.policy import EXPIRY_DAY_CHOICES
+from apps.api_keys.services import KEY_MANAGER_ROLES, api_key_create, api_key_revoke
 from apps.audit.services import request_actor
 from apps.common.spreadsheet import csv_lines
 from apps.common.validation import InvalidInput, parse_id
 from apps.workspaces.decorators import WorkspaceRequest
 
 from .forms import ApiKeyCreateForm
-from .models import ApiKey, ApiKeyQuerySet
 from .pages import KeyPages, for_both_audiences
-from .policy import EXPIRY_DAY_CHOICES
 from .restriction_forms import RestrictionInputs
 from .selectors import EXPIRING_WITHIN, KINDS, STATES, KeyFilters, holders
-from .services import KEY_MANAGER_ROLES, api_key_create, api_key_revoke
 
 KEYS_PER_PAGE = 20
 INVENTORY_COLUMNS = [
@@ -83,7 +83,7 @@ def key_list_page(request: WorkspaceRequest, pages: KeyPages) -> HttpResponse:
     page = Paginator(keys, KEYS_PER_PAGE).get_page(request.GET.get("page"))
     return render(
         request,
-        "api_keys/key_list.html",
+        "key_pages/key_list.html",
         {
             **pages.context(request),
             "page": page,
@@ -158,7 +158,7 @@ def key_bulk_revoke_page(request: WorkspaceRequest, pages: KeyPages) -> HttpResp
         return redirect(pages.url_name("list"))
     if request.POST.get("confirm") != "yes":
         return render(
-            request, "api_keys/key_bulk_revoke.html", {**pages.context(request), "keys": keys}
+            request, "key_pages/key_bulk_revoke.html", {**pages.context(request), "keys": keys}
         )
     actor = request_actor(request)
     for key in keys:
@@ -208,7 +208,7 @@ def key_create_page(request: WorkspaceRequest, pages: KeyPages) -> HttpResponse:
         form.apply_preset(request.POST["preset"])
         return render(
             request,
-            "api_keys/key_create.html",
+            "key_pages/key_create.html",
             {**page, "form": form, "hide_errors": True, "restrictions_set": restrictions.any_set},
         )
     if request.method == "POST":
@@ -238,7 +238,7 @@ def key_create_page(request: WorkspaceRequest, pages: KeyPages) -> HttpResponse:
                 # The secret lives only in this response: never in the session, messages or cache.
                 response = render(
                     request,
-                    "api_keys/key_created.html",
+                    "key_pages/key_created.html",
                     {**pages.context(request), "key": created.key, "secret": created.secret},
                 )
                 add_never_cache_headers(response)
@@ -246,7 +246,7 @@ def key_create_page(request: WorkspaceRequest, pages: KeyPages) -> HttpResponse:
     else:
         form = ApiKeyCreateForm(initial=_create_form_initial(request, pages), **form_options)
     page["restrictions_set"] = restrictions.any_set
-    return render(request, "api_keys/key_create.html", {**page, "form": form})
+    return render(request, "key_pages/key_create.html", {**page, "form": form})
 
 
 key_list, member_key_list = for_both_audiences(key_list_page, ["GET"])
