@@ -1,20 +1,40 @@
-"""What a key may be: its scopes, its lifetime under the workspace's key policy, its
-description. Validators that the services, forms, commands and models share."""
+"""What a key may be, and who may hold one: its scopes, its lifetime under the workspace's key
+policy, its description, its holder. Validators that the services, forms, commands and models
+share."""
 
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.db import transaction
 from django.utils import timezone
 
+from apps.accounts.models import User
 from apps.api.scopes import EVERY_SCOPE, MEMBER_SCOPES
 from apps.common.validation import InvalidInput, clean_long_text
-from apps.workspaces.models import Workspace
+from apps.workspaces.holders import place_problem
+from apps.workspaces.models import Membership, Workspace
 
 DEFAULT_LIFETIME = timedelta(days=365)
 MAX_LIFETIME = timedelta(days=365)
 CLI_LIFETIME = timedelta(days=90)
 MCP_LIFETIME = timedelta(hours=1)  # a connected app's key: renewed by its refresh token
 EXPIRY_DAY_CHOICES = (7, 30, 60, 90, 180, 365)
+
+
+def key_holder_problem(user: User, workspace: Workspace, kind: str) -> str | None:
+    """Why `user` may not (or no longer) hold a key of `kind` in `workspace`, or None: the one
+    rule (apps/workspaces/holders.py), checked by every path that mints or approves a key.
+
+    Inside a transaction the membership row is locked until it ends, so a removal from the team
+    (which locks the same row, then revokes the holder's keys) either comes first and is seen
+    here, or waits and then revokes the key this transaction mints."""
+    memberships = Membership.objects.select_related("workspace").filter(
+        user=user, workspace=workspace
+    )
+    if transaction.get_connection().in_atomic_block:
+        memberships = memberships.select_for_update(of=("self",))
+    # `kind` is an ApiKey.Kind value, spelled out: the model imports this module.
+    return place_problem(user, workspace, memberships.first(), staff=kind != "member")
 
 
 def clean_scopes(value: Any, *, kind: str = "workspace", field: str = "scopes") -> list[str]:

@@ -32,6 +32,7 @@ from .policy import (
     clean_description,
     clean_expires_at,
     clean_scopes,
+    key_holder_problem,
     key_policy_problem,
 )
 from .restrictions import Restrictions
@@ -115,6 +116,8 @@ def api_key_create(
     _check_grants(workspace, user, kind, scopes, restrictions)
     secret = tokens.generate_secret(kind)
     with transaction.atomic():
+        if problem := key_holder_problem(user, workspace, kind):
+            raise InvalidInput("user", problem)
         key = ApiKey(
             workspace=workspace,
             user=user,

@@ -1,21 +1,19 @@
 """The person's side of `gatehouse login`: find the login a user code names, check who may
 approve it, approve (narrowing the scopes) or deny. The same checks run again when the key is
-minted (`services._issue_cli_key`), since a role or a policy may change in between."""
+minted (`apps.oauth.cli_keys.cli_key_issue`), since a role or a policy may change in between."""
 
 from datetime import datetime
 from typing import Any
 
-from allauth.mfa.utils import is_mfa_enabled
 from django.core.cache import cache
-from django.db import transaction
 from django.utils import timezone
 
 from apps.accounts.models import AccountEvent, User
 from apps.accounts.security_log import account_event_record
-from apps.api_keys.policy import CLI_LIFETIME, key_policy_problem
+from apps.api_keys.models import ApiKey
+from apps.api_keys.policy import CLI_LIFETIME, key_holder_problem, key_policy_problem
 from apps.common.validation import InvalidInput
-from apps.workspaces.models import Membership, Workspace
-from apps.workspaces.selectors import STAFF_ROLES
+from apps.workspaces.models import Workspace
 
 from .codes import normalise_user_code
 from .models import DeviceAuthorization
@@ -39,21 +37,8 @@ def device_approval_problem(user: User, workspace: Workspace, *, now: datetime) 
     Checked when the person approves and again when the key is minted, since a role, a
     policy or the person's place in the team may change in between.
     """
-    if not user.is_active:
-        return "This account is disabled."
-    memberships = Membership.objects.filter(user=user, workspace=workspace)
-    if transaction.get_connection().in_atomic_block:
-        # Locked until the minting transaction ends: see oauth.issuing.holder_problem.
-        memberships = memberships.select_for_update()
-    role = memberships.values_list("role", flat=True).first()
-    if role not in STAFF_ROLES:
-        return f"Only owners and admins of {workspace.name} can log in the CLI."
-    if workspace.require_two_factor and not is_mfa_enabled(user):
-        return (
-            f"{workspace.name} requires two-factor authentication: add an authenticator app "
-            "or a passkey first."
-        )
-    return _cli_key_policy_problem(workspace, now)
+    holder = key_holder_problem(user, workspace, ApiKey.Kind.WORKSPACE)
+    return holder or _cli_key_policy_problem(workspace, now)
 
 
 def _wrong_code_counter(user: User) -> str:

@@ -3,7 +3,6 @@ the protocol's endpoints are the authorization server's (apps/oauth)."""
 
 from typing import Any
 
-from allauth.mfa.utils import is_mfa_enabled
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
@@ -14,6 +13,7 @@ from apps.accounts.models import SignedInRequest
 from apps.accounts.sudo import recent_authentication_required
 from apps.common.validation import InvalidInput
 from apps.key_pages.forms import asked_scope_rows
+from apps.workspaces.holders import two_factor_missing
 from apps.workspaces.models import Membership
 from apps.workspaces.selectors import STAFF_ROLES
 
@@ -32,9 +32,7 @@ def _staff_memberships(request: SignedInRequest) -> list[Membership]:
         .filter(user=request.user, role__in=STAFF_ROLES)
         .order_by("created_at", "id")
     )
-    if is_mfa_enabled(request.user):
-        return list(memberships)
-    return [m for m in memberships if not m.workspace.require_two_factor]
+    return [m for m in memberships if not two_factor_missing(request.user, m.workspace)]
 
 
 def _two_factor_first(request: SignedInRequest) -> HttpResponse | None:
@@ -46,7 +44,7 @@ def _two_factor_first(request: SignedInRequest) -> HttpResponse | None:
         .select_related("workspace")
         .first()
     )
-    if blocked is None or is_mfa_enabled(request.user):
+    if blocked is None or not two_factor_missing(request.user, blocked.workspace):
         return None
     messages.warning(
         request,

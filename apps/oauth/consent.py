@@ -7,7 +7,6 @@ here. The person picks the workspace, narrows the scopes and may restrict the ke
 from typing import Any
 from urllib.parse import urlsplit
 
-from allauth.mfa.utils import is_mfa_enabled
 from authlib.common.urls import add_params_to_uri
 from authlib.oauth2.rfc6749.errors import InvalidRequestError, InvalidScopeError, OAuth2Error
 from django.contrib.auth.decorators import login_required
@@ -30,6 +29,7 @@ from apps.common.middleware import policy_with_form_action
 from apps.common.validation import InvalidInput
 from apps.key_pages.forms import asked_scope_rows
 from apps.key_pages.restriction_forms import RestrictionInputs
+from apps.workspaces.holders import two_factor_missing
 from apps.workspaces.models import Membership
 from apps.workspaces.selectors import STAFF_ROLES
 
@@ -48,11 +48,9 @@ def _memberships(request: SignedInRequest) -> tuple[list[Membership], list[Membe
         .filter(user=request.user)
         .order_by("created_at", "id")
     )
-    if is_mfa_enabled(request.user):
-        return memberships, []
     return (
-        [m for m in memberships if not m.workspace.require_two_factor],
-        [m for m in memberships if m.workspace.require_two_factor],
+        [m for m in memberships if not two_factor_missing(request.user, m.workspace)],
+        [m for m in memberships if two_factor_missing(request.user, m.workspace)],
     )
 
 

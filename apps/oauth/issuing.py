@@ -5,20 +5,18 @@ device login. Authlib runs the protocol; these functions decide and write, audit
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from allauth.mfa.utils import is_mfa_enabled
 from django.db import transaction
 from django.utils import timezone
 
 from apps.accounts.models import User
 from apps.api_keys import tokens
 from apps.api_keys.models import ApiKey
-from apps.api_keys.policy import MCP_LIFETIME
+from apps.api_keys.policy import MCP_LIFETIME, key_holder_problem
 from apps.api_keys.restrictions import Restrictions
 from apps.api_keys.services import api_key_create, api_key_reissue, api_key_revoke
 from apps.audit.services import Actor, audit_record
 from apps.common.validation import InvalidInput
-from apps.workspaces.models import Membership, Workspace
-from apps.workspaces.selectors import STAFF_ROLES
+from apps.workspaces.models import Workspace
 
 from .audit_actions import OAUTH_AUTHORIZED, OAUTH_REFRESH_REUSED, OAUTH_REFRESHED, OAUTH_REVOKED
 from .models import AuthorizationCode, OAuthClient, OAuthGrant, RefreshToken
@@ -102,29 +100,6 @@ def _refresh_token_new(grant: OAuthGrant, now: datetime) -> str:
     return secret
 
 
-def holder_problem(user: User, workspace: Workspace, kind: str) -> str | None:
-    """Why `user` may not (or no longer) hold a connected app's key of `kind` in `workspace`:
-    checked when the code is exchanged and at each refresh, since a place in the team, a
-    role or a policy may change after the approval.
-
-    Inside a transaction the membership row is locked until it ends: a removal from the team
-    (which locks the same row, then revokes the holder's keys) either comes first and is seen
-    here, or waits and then revokes the key this transaction mints."""
-    if not user.is_active:
-        return "This account is disabled."
-    memberships = Membership.objects.filter(user=user, workspace=workspace)
-    if transaction.get_connection().in_atomic_block:
-        memberships = memberships.select_for_update()
-    role = memberships.values_list("role", flat=True).first()
-    if role is None:
-        return f"The approver is no longer in {workspace.name}."
-    if kind == ApiKey.Kind.WORKSPACE and role not in STAFF_ROLES:
-        return f"The approver is no longer an owner or admin of {workspace.name}."
-    if workspace.require_two_factor and not is_mfa_enabled(user):
-        return f"{workspace.name} requires two-factor authentication of the approver."
-    return None
-
-
 def _code_claim(code: AuthorizationCode, *, ip: str | None, now: datetime) -> None:
     """Mark the code used, once; a second presentation ends the grant it gave (RFC 6749
     §4.1.2: someone else holds a copy)."""
@@ -151,7 +126,7 @@ def grant_create(code: AuthorizationCode, *, ip: str | None) -> IssuedTokens:
     actor = Actor.of_user(code.user, ip)
     _code_claim(code, ip=ip, now=now)
     with transaction.atomic():
-        if problem := holder_problem(code.user, code.workspace, code.kind):
+        if problem := key_holder_problem(code.user, code.workspace, code.kind):
             raise GrantRefused("invalid_grant", problem)
         try:
             created = api_key_create(
@@ -217,7 +192,7 @@ def grant_refresh(token: RefreshToken, *, ip: str | None) -> IssuedTokens:
         raise GrantRefused("invalid_grant", "This refresh token was already used.")
     if grant.revoked_at is not None or now >= token.expires_at:
         raise GrantRefused("invalid_grant", "This refresh token has expired or was revoked.")
-    if problem := holder_problem(grant.user, grant.workspace, grant.key.kind):
+    if problem := key_holder_problem(grant.user, grant.workspace, grant.key.kind):
         grant_revoke(grant, actor=Actor.of_operator("oauth"))
         raise GrantRefused("invalid_grant", problem)
     try:

@@ -3,7 +3,6 @@ from functools import wraps
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from allauth.mfa.utils import is_mfa_enabled
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -15,6 +14,7 @@ from django_htmx.middleware import HtmxDetails
 
 from apps.accounts.models import SignedInRequest
 
+from .holders import two_factor_missing
 from .models import Membership, Workspace
 from .selectors import STAFF_ROLES, current_membership
 
@@ -30,7 +30,7 @@ class WorkspaceRequest(SignedInRequest):
 
 def _two_factor_missing(request: HttpRequest, membership: Membership) -> HttpResponse | None:
     """The way to the two-factor set-up when the workspace requires it and the user has none."""
-    if not membership.workspace.require_two_factor or is_mfa_enabled(request.user):
+    if not two_factor_missing(request.user, membership.workspace):
         return None
     messages.warning(
         request,
