@@ -5,6 +5,10 @@ authenticates by its bearer key alone, so none of them runs for it. `api_front_d
 in MIDDLEWARE, resolves the URL itself and calls the view: a request on this path has no
 `request.session` and no `request.user`, so the API cannot accept a session even by mistake,
 and it pays only for what it uses.
+
+The endpoints programs call outside the API (OAuth's token, revocation, registration and device
+code endpoints, the discovery documents) take the same short way, registered by their app
+(`register_machine_paths`), with their own error format (`machine_error`).
 """
 
 import functools
@@ -58,6 +62,34 @@ def is_api_path(path: str) -> bool:
     return path.startswith(API_PREFIX) or path == MCP_PATH
 
 
+MachineError = Callable[[str, int], HttpResponse]
+_machine_paths: dict[str, MachineError] = {}
+
+
+def register_machine_paths(error: MachineError, *paths: str) -> None:
+    """Answer `paths` (exact) without the browser middleware, as the API is; `error(message,
+    status)` words a refusal or an unexpected error in their own format."""
+    for machine_path in paths:
+        _machine_paths[machine_path] = error
+
+
+def _machine_answer(request: HttpRequest, error: MachineError) -> HttpResponse:
+    try:
+        request.get_host()
+    except DisallowedHost:
+        return error("The Host header names a host this server does not serve.", 400)
+    try:
+        match = _resolve(request.path_info, settings.ROOT_URLCONF)
+        request.resolver_match = match
+        response = match.func(request, *match.args, **match.kwargs)
+    except Exception:
+        logger.exception("Unhandled error on %s %s", request.method, request.path)
+        response = error("The server met an unexpected error.", 500)
+    response["X-Content-Type-Options"] = "nosniff"
+    _security_headers(request, response)
+    return response
+
+
 def _answer(request: HttpRequest) -> HttpResponse:
     try:
         request.get_host()  # ALLOWED_HOSTS, as CommonMiddleware would check it
@@ -92,7 +124,12 @@ class api_front_door:  # noqa: N801 - named like a function middleware, which it
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         if not is_api_path(request.path_info):
-            return self.get_response(request)
+            machine_error = _machine_paths.get(request.path_info)
+            if machine_error is None or (
+                settings.SECURE_SSL_REDIRECT and not request.is_secure()
+            ):  # the browser path redirects plain http to https
+                return self.get_response(request)
+            return _machine_answer(request, machine_error)
         try:
             response = _answer(request)
         except Exception:

@@ -64,7 +64,22 @@ def _too_many(
 
 
 GRANT_TYPES = ("authorization_code", "refresh_token", DEVICE_CODE_GRANT)
-MACHINE_PATHS = ("/oauth/token", "/oauth/device/code", "/oauth/register", "/oauth/revoke")
+# What programs call, answered without the browser middleware (apps/api/middleware.py).
+MACHINE_PATHS = (
+    "/oauth/token",
+    "/oauth/device/code",
+    "/oauth/register",
+    "/oauth/revoke",
+    "/.well-known/oauth-protected-resource/mcp",
+    "/.well-known/oauth-authorization-server",
+)
+
+
+def machine_error(message: str, status: int) -> HttpResponse:
+    """A refusal on a machine path before its view runs, or its unexpected error, in OAuth's
+    JSON (RFC 6749 §5.2; `server_error` for a 5xx, as §4.1.2.1 names it)."""
+    error = "server_error" if status >= 500 else "invalid_request"
+    return _cors(_oauth_error(error, message, status))
 
 
 def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
