@@ -24,36 +24,11 @@ from apps.audit.services import Actor
 from apps.common.http import client_ip
 from apps.common.validation import InvalidInput
 
+from .door_steps import operation_run, refuse_query_credentials
 from .openapi import served_openapi
 from .operations import OPERATIONS
 
 app_name = "api"
-
-QUERY_CREDENTIALS = ("access_token", "api_key")
-
-
-def refuse_query_credentials(request: HttpRequest) -> None:
-    """400 for a key sent in the URL: it is exposed in logs and histories, so refuse it."""
-    for name in QUERY_CREDENTIALS:
-        if name in request.GET:
-            raise ApiFailure(
-                "invalid-input",
-                f"Do not send a key in the URL ({name}): send it in the Authorization header. "
-                "Treat a key that was sent this way as exposed and roll or revoke it.",
-            )
-
-
-def operation_run(op: Operation, call: Call, raw_params: dict[str, Any], body: Any) -> Any:
-    """Clean the parameters and run the operation; InvalidInput and NotFound pass through."""
-    params = {}
-    for param in op.params:
-        if param.name in raw_params:
-            params[param.name] = param.clean(raw_params[param.name])
-        elif param.default is not None:
-            params[param.name] = param.default
-        elif param.location == "path":
-            raise InvalidInput(param.name, f"{param.name} is required.")
-    return op.run(call, params, body)
 
 
 def http_handler(op: Operation) -> Callable[..., HttpResponse]:

@@ -6,12 +6,13 @@ workers in production), one origin, one bearer authentication and one database c
 request. The SDK runs in stateless JSON mode: every POST is answered on its own by a fresh
 transport, so any app server answers any call and nothing lives between requests.
 
-Each request: the same checks as the API (routing, a key in the URL, 401s with
-WWW-Authenticate, the rate limit, the last-use stamp, the body limit), then the SDK's
-Streamable HTTP session manager answers the JSON-RPC message: one manager and one event loop
-per process, started once (`config/mcp_runtime.py`). Tool handlers run the operation through
-`operation_run` back in this request's own thread, so they use the request's database
-connection and the same service functions as the API.
+Each request reads in order: the same checks as the API (routing, a key in the URL, 401s with
+WWW-Authenticate, the rate limit, the last-use stamp, the body limit; config/door_steps.py and
+apps/api_keys/auth.py, which both doors share), the body parsed once into its JSON-RPC message,
+then the SDK answers it: plain calls through its single-exchange kernel, the rest through its
+Streamable HTTP session manager (`config/mcp_runtime.py`). The SDK validates a tools/call and
+calls its handler here, which runs the operation through `operation_run` in this request's own
+thread, so it uses the request's database connection and the same services as the API.
 """
 
 import json
@@ -38,9 +39,16 @@ from apps.audit.services import Actor
 from apps.common.http import client_ip
 from apps.common.validation import InvalidInput
 
-from .api import operation_run, refuse_query_credentials
-from .mcp_checks import jsonrpc_problem, origin_allowed, single_exchange_version
-from .mcp_runtime import Answer, NeedsTransport, current_call, mcp_answer, mcp_answer_one
+from .door_steps import operation_run, refuse_query_credentials
+from .mcp_checks import jsonrpc_message, origin_allowed, single_exchange_version
+from .mcp_runtime import (
+    Answer,
+    NeedsTransport,
+    current_call,
+    mcp_answer,
+    mcp_answer_one,
+    server_lifespan,
+)
 from .mcp_scopes import scope_challenge, step_up_scopes, step_up_tool, with_resource_metadata
 from .operations import OPERATIONS, OPERATIONS_BY_NAME
 
@@ -191,12 +199,8 @@ async def _list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
 
 async def _call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
     call = current_call.get()
-    if call.tool_result is not None:  # run already, in the request's thread (single exchange)
-        return call.tool_result
-    # Back in the request's own thread: Django's ORM is synchronous and per thread.
-    return await call.in_request_thread(
-        tool_call, call.key, call.ip, params.name, params.arguments or {}
-    )
+    # In the request's own thread, with no loop running: Django's ORM is synchronous.
+    return await call.run(tool_call, call.key, call.ip, params.name, params.arguments or {})
 
 
 def _server() -> Server:
@@ -207,6 +211,7 @@ def _server() -> Server:
         version="1.0.0",
         title="Gatehouse",
         instructions=INSTRUCTIONS,
+        lifespan=server_lifespan,
         on_list_tools=_list_tools,
         on_call_tool=_call_tool,
     )
@@ -238,9 +243,8 @@ def _asgi_scope(request: HttpRequest) -> dict[str, Any]:
     }
 
 
-def _usage_operation(body: bytes) -> str:
+def _usage_operation(message: dict[str, Any]) -> str:
     """How an MCP request is counted: `mcp:` and the tool it calls, or its method."""
-    message = json.loads(body)
     method = str(message.get("method", "response"))
     if method == "tools/call":
         name = (message.get("params") or {}).get("name")
@@ -248,17 +252,14 @@ def _usage_operation(body: bytes) -> str:
     return f"mcp:{method}"
 
 
-def _answer(request: HttpRequest, key: ApiKey, body: bytes) -> Answer:
+def _answer(request: HttpRequest, key: ApiKey, message: dict[str, Any], body: bytes) -> Answer:
     """The SDK's answer: a plain call through its single-exchange kernel, the rest (and what
     the kernel refuses) through its whole Streamable HTTP transport."""
     ip = client_ip(request)
-    plain = single_exchange_version(request, body)
-    if plain is not None:
-        message, version = plain
+    version = single_exchange_version(request, message)
+    if version is not None:
         try:
-            return mcp_answer_one(
-                SERVER, key, ip, message, version, dict(request.headers), tool_call
-            )
+            return mcp_answer_one(SERVER, key, ip, message, version, dict(request.headers))
         except NeedsTransport:
             pass  # refused before any handler ran: the transport words the error
     return mcp_answer(SERVER, key, ip, _asgi_scope(request), body)
@@ -288,13 +289,14 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
         body = request_body_bytes(request)
     except ApiFailure as failure:
         return rate_limit_headers(request, with_resource_metadata(request, failure.response()))
-    if (problem := jsonrpc_problem(body)) is not None:
-        return rate_limit_headers(request, problem)
-    facts.operation = operation = _usage_operation(body)
+    message = jsonrpc_message(body)
+    if isinstance(message, HttpResponse):  # not one JSON-RPC message: refused in plain words
+        return rate_limit_headers(request, message)
+    facts.operation = operation = _usage_operation(message)
     tool = operation.removeprefix("mcp:")
     if tool in TOOLS and (challenge := scope_challenge(request, key, OPERATIONS_BY_NAME[tool])):
         return rate_limit_headers(request, challenge)
-    status, headers, content = _answer(request, key, body)
+    status, headers, content = _answer(request, key, message, body)
     response = HttpResponse(content, status=status)
     for name, value in headers:
         if name.lower() not in (b"content-length",):

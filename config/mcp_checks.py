@@ -34,8 +34,9 @@ def _jsonrpc_error(code: int, message: str) -> HttpResponse:
     return HttpResponse(json.dumps(body), status=400, content_type="application/json")
 
 
-def jsonrpc_problem(body: bytes) -> HttpResponse | None:
-    """A JSON-RPC error in plain words for a body that is not one JSON-RPC 2.0 message, or None.
+def jsonrpc_message(body: bytes) -> dict[str, Any] | HttpResponse:
+    """The body's one JSON-RPC 2.0 message (parsed here, once for the whole request), or a
+    JSON-RPC error in plain words for a body that is not one.
 
     The SDK would answer such a body with its validation library's report of internal types.
     """
@@ -56,9 +57,9 @@ def jsonrpc_problem(body: bytes) -> HttpResponse | None:
             return _jsonrpc_error(-32600, 'Invalid request: "id" must be a string or a number.')
         if "params" in message and not isinstance(message["params"], dict):
             return _jsonrpc_error(-32600, 'Invalid request: "params" must be an object.')
-        return None
+        return message
     if "id" in message and ("result" in message or "error" in message):
-        return None  # a response to the server (stateless: nothing awaits it)
+        return message  # a response to the server (stateless: nothing awaits it)
     return _jsonrpc_error(
         -32600, 'Invalid request: a message needs a "method" (or is a response with an "id").'
     )
@@ -69,9 +70,9 @@ def jsonrpc_problem(body: bytes) -> HttpResponse | None:
 FAST_METHODS = frozenset({"tools/list", "tools/call", "ping"})
 
 
-def single_exchange_version(request: HttpRequest, body: bytes) -> tuple[dict[str, Any], str] | None:
-    """(message, protocol version) when the request is a plain JSON-RPC call the SDK's
-    single-exchange kernel can answer, exactly as its transport would; None otherwise."""
+def single_exchange_version(request: HttpRequest, message: dict[str, Any]) -> str | None:
+    """The protocol version, when the request is a plain JSON-RPC call the SDK's
+    single-exchange kernel can answer exactly as its transport would; None otherwise."""
     from mcp_types import DEFAULT_NEGOTIATED_VERSION
     from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
@@ -83,7 +84,6 @@ def single_exchange_version(request: HttpRequest, body: bytes) -> tuple[dict[str
     version = request.headers.get("MCP-Protocol-Version", DEFAULT_NEGOTIATED_VERSION)
     if version not in HANDSHAKE_PROTOCOL_VERSIONS:
         return None
-    message = json.loads(body)
     if message.get("method") not in FAST_METHODS or message.get("id") is None:
         return None
-    return message, version
+    return version

@@ -5,8 +5,10 @@ Starting the SDK's Streamable HTTP session manager on a fresh event loop cost ab
 
 - Plain calls (`tools/list`, `tools/call`, `ping`): `mcp_answer_one` hands the message to the
   SDK's single-exchange kernel (`serve_one`, what its transport runs for each message) on the
-  request thread's own event loop, kept between requests. A tools/call's operation runs first,
-  in the request's thread, and the SDK's handler answers with its result.
+  request thread's own event loop, kept between requests. The SDK validates the call and calls
+  the tool's handler; the handler asks for the operation to be run, and the loop steps aside
+  (it stops, the request's thread runs the operation with no loop running, then the loop goes
+  on): one thread, no hand-off.
 - Everything else (`initialize`, notifications, what the kernel refuses): `mcp_answer` gives it
   to the SDK's whole transport. Each process starts, on its first MCP request, a daemon thread
   running one asyncio loop, and in it one stateless session manager serving one `Server`. The
@@ -14,22 +16,24 @@ Starting the SDK's Streamable HTTP session manager on a fresh event loop cost ab
   address) travel in a context variable, which the SDK's tasks inherit from the request's
   coroutine.
 
-Django's ORM is synchronous and per thread, so tool handlers do not run the operation in the
-loop's thread: they submit it to the request's own thread through an asgiref
-`CurrentThreadExecutor`, which the waiting request thread drains. The operation therefore uses the
-request's database connection, exactly as the API does.
+Django's ORM is synchronous, per thread, and refuses to run under a running event loop, so tool
+handlers never run the operation inside the loop: on the whole transport they submit it to the
+request's own thread through an asgiref `CurrentThreadExecutor`, which the waiting request
+thread drains; on the single exchange the loop steps aside as above. Either way the operation
+uses the request's database connection, exactly as the API does.
 
 A forked worker (gunicorn) does not inherit the loop's thread; the runtime notices the new
 process id and starts its own.
 """
 
 import asyncio
+import contextlib
 import contextvars
 import os
 import threading
-from collections.abc import Callable, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, MutableMapping
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import anyio
@@ -42,7 +46,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared.exceptions import MCPError, NoBackChannelError
 from mcp.shared.message import ServerMessageMetadata
 from mcp.shared.transport_context import TransportContext
-from mcp_types import CallToolRequestParams, JSONRPCResponse
+from mcp_types import JSONRPCResponse
 from pydantic import ValidationError
 
 from apps.api_keys.models import ApiKey
@@ -51,24 +55,37 @@ T = TypeVar("T")
 Answer = tuple[int, list[tuple[bytes, bytes]], bytes]
 
 
-@dataclass(frozen=True)
+InRequestThread = Callable[..., Awaitable[Any]]
+
+
+@dataclass
 class McpCall:
     """What one /mcp request's handlers need: its key, its client address, and the way back to
-    the request's thread."""
+    the request's thread (`in_request_thread(function, *args)`: run it there, wait here)."""
 
     key: ApiKey
     ip: str | None
-    executor: CurrentThreadExecutor | None
-    # A tools/call's result, when it was run before the SDK was asked (the single exchange).
-    tool_result: Any = None
+    in_request_thread: InRequestThread
+    ran_in_request_thread: bool = False  # an operation ran: never answer it twice
 
-    async def in_request_thread(self, function: Callable[..., T], *args: Any) -> T:
-        """Run `function(*args)` in the request's own thread and wait for it here."""
-        assert self.executor is not None
-        return await asyncio.wrap_future(self.executor.submit(function, *args))
+    async def run(self, function: Callable[..., T], *args: Any) -> T:
+        """Run `function(*args)` in the request's own thread, with no loop running there."""
+        self.ran_in_request_thread = True
+        result: T = await self.in_request_thread(function, *args)
+        return result
 
 
 current_call: contextvars.ContextVar[McpCall] = contextvars.ContextVar("mcp_call")
+
+# What the server's lifespan holds: nothing, but the same object for the transport (which
+# enters the lifespan once per process) and the single exchange (`serve_one` takes it).
+LIFESPAN_STATE: dict[str, Any] = {}
+
+
+@contextlib.asynccontextmanager
+async def server_lifespan(_server: Server) -> AsyncIterator[dict[str, Any]]:
+    """The MCP server's lifespan (`Server(lifespan=…)`): it keeps no state."""
+    yield LIFESPAN_STATE
 
 
 class _Runtime:
@@ -123,8 +140,11 @@ def mcp_answer(
     loop, manager = _runtime.started(server)
     executor = CurrentThreadExecutor(None)
 
+    async def in_request_thread(function: Callable[..., T], *args: Any) -> T:
+        return await asyncio.wrap_future(executor.submit(function, *args))
+
     async def serve() -> Answer:
-        current_call.set(McpCall(key=key, ip=ip, executor=executor))
+        current_call.set(McpCall(key=key, ip=ip, in_request_thread=in_request_thread))
         return await _serve(manager, scope, body)
 
     future: Future[Answer] = asyncio.run_coroutine_threadsafe(serve(), loop)
@@ -170,6 +190,8 @@ class _OneExchange:
     request_id: Any
     message_metadata: ServerMessageMetadata
     can_send_request: bool = False
+    # Never set: a stateless exchange has no channel a cancellation could come in on.
+    cancel_requested: anyio.Event = field(default_factory=anyio.Event)
 
     async def send_raw_request(self, method: str, params: Any, opts: Any = None) -> dict[str, Any]:
         raise NoBackChannelError(method)
@@ -198,6 +220,32 @@ def _thread_loop() -> asyncio.AbstractEventLoop:
     return loop
 
 
+def _run_stepping_aside(make: Callable[[InRequestThread], Coroutine[Any, Any, T]]) -> T:
+    """Run the coroutine `make(in_request_thread)` on this thread's loop. When it awaits
+    `in_request_thread(function, *args)`, the loop stops, this thread runs the function with
+    no loop running (so Django's ORM may), and the loop goes on with its result."""
+    loop = _thread_loop()
+    waiting: list[tuple[Callable[..., Any], tuple[Any, ...], asyncio.Future[Any]]] = []
+
+    async def in_request_thread(function: Callable[..., Any], *args: Any) -> Any:
+        future = loop.create_future()
+        waiting.append((function, args, future))
+        loop.stop()  # run_forever returns once this step is done
+        return await future
+
+    task = loop.create_task(make(in_request_thread))
+    task.add_done_callback(lambda _task: loop.stop())
+    while not task.done():
+        loop.run_forever()
+        while waiting:
+            function, args, future = waiting.pop()
+            try:
+                future.set_result(function(*args))
+            except Exception as error:
+                future.set_exception(error)
+    return task.result()
+
+
 def mcp_answer_one(
     server: Server,
     key: ApiKey,
@@ -205,27 +253,16 @@ def mcp_answer_one(
     message: dict[str, Any],
     protocol_version: str,
     headers: dict[str, str],
-    run_tool: Callable[[ApiKey, str | None, str, dict[str, Any]], Any],
 ) -> Answer:
     """Answer one JSON-RPC request with the SDK's single-exchange kernel (`serve_one`), the
     part of the transport that runs the server's handlers, without the transport's streams and
-    tasks around it. Raises NeedsTransport when the SDK refuses the request itself.
+    tasks around it. Raises NeedsTransport when the SDK refuses the request itself, before any
+    operation ran."""
+    call = McpCall(key=key, ip=ip, in_request_thread=_unset_in_request_thread)
 
-    A tools/call's operation runs first, here in the request's thread (its parameters checked
-    with the SDK's own model); the SDK's handler then answers with that result, so the kernel
-    runs on this thread's own loop with no hand-off between threads.
-    """
-    _loop, manager = _runtime.started(server)
-    tool_result = None
-    if message["method"] == "tools/call":
-        try:
-            params = CallToolRequestParams.model_validate(message.get("params") or {})
-        except ValidationError as refused:
-            raise NeedsTransport from refused
-        tool_result = run_tool(key, ip, params.name, params.arguments or {})
-
-    async def one() -> dict[str, Any]:
-        current_call.set(McpCall(key=key, ip=ip, executor=None, tool_result=tool_result))
+    async def one(in_request_thread: InRequestThread) -> dict[str, Any]:
+        call.in_request_thread = in_request_thread
+        current_call.set(call)
         exchange = _OneExchange(
             transport=TransportContext(
                 kind="streamable-http", can_send_request=False, headers=headers
@@ -235,19 +272,23 @@ def mcp_answer_one(
         )
         return await serve_one(
             server,
-            exchange,  # type: ignore[arg-type]
+            exchange,
             message["method"],
             message.get("params"),
             connection=Connection.from_envelope(protocol_version, None, None),
-            lifespan_state=manager._lifespan_state,
+            lifespan_state=LIFESPAN_STATE,
         )
 
     try:
-        result = _thread_loop().run_until_complete(one())
+        result = _run_stepping_aside(one)
     except (MCPError, ValidationError) as refused:
-        if tool_result is not None:
+        if call.ran_in_request_thread:
             raise  # the operation ran: never run it twice through the transport
         raise NeedsTransport from refused
     reply = JSONRPCResponse(jsonrpc="2.0", id=message["id"], result=result)
     body = reply.model_dump_json(by_alias=True, exclude_unset=True).encode()
     return 200, [(b"content-type", b"application/json")], body
+
+
+async def _unset_in_request_thread(function: Callable[..., Any], *args: Any) -> Any:
+    raise RuntimeError("in_request_thread is set when the exchange starts")
