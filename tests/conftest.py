@@ -15,7 +15,7 @@ from apps.api_keys.auth import blocked_addresses
 from apps.webhooks.destinations import delivery_clients_close
 
 from .client import Client
-from .factories import make_key
+from .factories import MembershipFactory, UserFactory, WorkspaceFactory, make_key, owner_of
 
 # The test database is made by `migrate`: no schedule tick in it; tests run jobs themselves.
 settings.JOBS_START_ON_MIGRATE = False
@@ -45,6 +45,37 @@ def _fast_and_isolated(settings):
 def client() -> Client:
     """pytest-django's client, as tests/client.py signs in (sudo mode counts at once)."""
     return Client()
+
+
+# The cast most tests share, as healthchecks has alice, bob and charlie: Acme and its people
+# (the owner signed in on `client`), and Globex, a workspace none of them is in. A module that
+# needs another cast defines its own fixture of the same name.
+@pytest.fixture
+def workspace(db):
+    """Acme, where most tests happen."""
+    return WorkspaceFactory(name="Acme")
+
+
+@pytest.fixture
+def owner(client, workspace):
+    """Acme's owner, owner@acme.test, signed in on `client`."""
+    user = owner_of(workspace, email="owner@acme.test")
+    client.force_login(user)
+    return user
+
+
+@pytest.fixture
+def admin(workspace):
+    """An admin of Acme, admin@acme.test (not signed in)."""
+    user = UserFactory(email="admin@acme.test")
+    MembershipFactory(workspace=workspace, user=user, role="admin")
+    return user
+
+
+@pytest.fixture
+def stranger(db):
+    """The owner of Globex, stranger@globex.test, who has no place in Acme."""
+    return owner_of(WorkspaceFactory(name="Globex"), email="stranger@globex.test")
 
 
 @pytest.fixture

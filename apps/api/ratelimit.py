@@ -16,11 +16,14 @@ import math
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
 
 from django.conf import settings
 
-from apps.common.cache import REDIS_RETRY_SECONDS, redis_health  # noqa: F401 - re-exported
+from apps.common.cache import (  # noqa: F401 - REDIS_RETRY_SECONDS re-exported
+    REDIS_RETRY_SECONDS,
+    redis_client,
+    redis_health,
+)
 
 from . import usage
 
@@ -135,17 +138,10 @@ class _LocalBuckets:
 _local = _LocalBuckets()
 
 
-def _redis_client() -> Any:
-    from django.core.cache import cache
-
-    # Django's RedisCache keeps its redis.Redis client behind _cache.
-    return cache._cache.get_client(write=True)  # type: ignore[attr-defined]
-
-
 def _take_in_redis(
     bucket: str, now: float, interval: float, block: str | None, count: tuple[str, str]
 ) -> tuple[int, float]:
-    client = _redis_client()
+    client = redis_client()
     keys = [f"gatehouse:ratelimit:{bucket}", usage.REDIS_COUNTS]
     if block is not None:
         keys.append(f"gatehouse:block:{block}")
@@ -215,7 +211,7 @@ def redis_status() -> str:
     if not settings.REDIS_URL:
         return "not configured"
     try:
-        _redis_client().ping()
+        redis_client().ping()
     except Exception as error:
         redis_health.failed(error, time.time())
         return f"unreachable ({type(error).__name__}); rate limits are counted per process"

@@ -179,17 +179,14 @@ def redis_pending_restore(changes: list[tuple[str, int]]) -> None:
 def _push_pending(gathered: Gathered) -> None:
     """Send every pending count change to Redis in one pipeline. If Redis cannot take them, the
     requests it never counted go to PostgreSQL with this flush, and the corrections wait."""
-    from apps.common.cache import redis_health
+    from apps.common.cache import redis_client, redis_health
 
     changes = _redis_pending.take()
     if not changes:
         return
     if redis_health.should_try():
         try:
-            from django.core.cache import cache
-
-            client = cache._cache.get_client(write=True)  # type: ignore[attr-defined]
-            pipeline = client.pipeline(transaction=False)
+            pipeline = redis_client().pipeline(transaction=False)
             for field_name, amount in changes:
                 pipeline.hincrby(REDIS_COUNTS, field_name, amount)
             pipeline.execute()

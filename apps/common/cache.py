@@ -97,3 +97,11 @@ class FailOpenRedisCache(RedisCache):
     set_many = _degradable("set_many")
     delete_many = _degradable("delete_many")
     clear = _degradable("clear")
+
+
+def redis_client() -> Any:
+    """The redis.Redis client of the default cache (Django's RedisCache keeps it behind
+    `_cache`), for the scripts and pipelines the cache API does not offer."""
+    from django.core.cache import cache
+
+    return cache._cache.get_client(write=True)  # type: ignore[attr-defined]

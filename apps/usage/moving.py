@@ -14,12 +14,14 @@ import time
 import uuid
 from collections import Counter
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from apps.api.usage import REDIS_COUNTS, count_of_field
+from apps.common.cache import redis_client
 
 from .models import UsageMove
 from .recording import write_counts
@@ -32,21 +34,15 @@ ORPHAN_AFTER_SECONDS = 60
 MOVES_KEPT = timedelta(days=2)
 
 
-def _redis() -> object:
-    from django.core.cache import cache
-
-    return cache._cache.get_client(write=True)  # type: ignore[attr-defined]
-
-
 def usage_move() -> int:
     """Move the counts waiting in Redis to the hourly rows; return how many requests they
     counted (0 without Redis). Run by app processes after each usage flush."""
     if not settings.REDIS_URL:
         return 0
-    client = _redis()
+    client = redis_client()
     batch = f"{int(time.time())}:{uuid.uuid4().hex}"
     try:
-        renamed = client.renamenx(REDIS_COUNTS, BATCH_PREFIX + batch)  # type: ignore[attr-defined]
+        renamed = client.renamenx(REDIS_COUNTS, BATCH_PREFIX + batch)
     except Exception as error:
         if "no such key" in str(error).lower():
             return 0  # nothing counted since the last move
@@ -59,9 +55,9 @@ def usage_move_all(now: float | None = None) -> int:
     if not settings.REDIS_URL:
         return 0
     moved = usage_move()
-    client = _redis()
+    client = redis_client()
     now = time.time() if now is None else now
-    for name in client.scan_iter(match=BATCH_PREFIX + "*", count=1000):  # type: ignore[attr-defined]
+    for name in client.scan_iter(match=BATCH_PREFIX + "*", count=1000):
         batch = name.decode() if isinstance(name, bytes) else name
         batch = batch.removeprefix(BATCH_PREFIX)
         started = int(batch.split(":", 1)[0]) if batch.split(":", 1)[0].isdigit() else 0
@@ -71,9 +67,9 @@ def usage_move_all(now: float | None = None) -> int:
     return moved
 
 
-def _move_batch(client: object, batch: str) -> int:
+def _move_batch(client: Any, batch: str) -> int:
     name = BATCH_PREFIX + batch
-    raw = client.hgetall(name)  # type: ignore[attr-defined]
+    raw = client.hgetall(name)
     counts: Counter[tuple[int, datetime, str, str]] = Counter()
     for field, amount in raw.items():
         entry = count_of_field(field.decode() if isinstance(field, bytes) else field)
@@ -85,7 +81,7 @@ def _move_batch(client: object, batch: str) -> int:
         _move, created = UsageMove.objects.get_or_create(batch=batch)
         if created and counts:
             write_counts(counts)
-    client.delete(name)  # type: ignore[attr-defined]
+    client.delete(name)
     return sum(counts.values()) if created else 0
 
 

@@ -10,21 +10,9 @@ from apps.api_keys.models import ApiKey
 from apps.audit.models import AuditEvent
 from apps.devices.approval import device_authorization_approve
 from apps.workspaces.models import Workspace
-from tests.factories import WorkspaceFactory, make_key, owner_of
+from tests.factories import make_key
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def workspace():
-    return WorkspaceFactory(name="Acme")
-
-
-@pytest.fixture
-def owner(client, workspace):
-    user = owner_of(workspace, email="owner@acme.test")
-    client.force_login(user)
-    return user
 
 
 def set_policy(client, workspace, days: int, allow_no_expiry: bool):

@@ -15,13 +15,6 @@ from tests.factories import WorkspaceFactory, make_community, make_key, member_o
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def owner(client):
-    user = owner_of(WorkspaceFactory(name="Acme"))
-    client.force_login(user)
-    return user
-
-
 def test_owner_creates_a_community_and_invites_a_member_by_email(
     client, owner, django_capture_on_commit_callbacks
 ):

@@ -11,22 +11,10 @@ from django.utils import timezone
 from apps.api_keys.models import ApiKey
 from apps.audit.models import AuditEvent
 from tests.conftest import auth
-from tests.factories import MembershipFactory, UserFactory, WorkspaceFactory, make_key, owner_of
+from tests.factories import MembershipFactory, UserFactory, make_key
 
 pytestmark = pytest.mark.django_db
 LIST = "/integrations/api/"
-
-
-@pytest.fixture
-def workspace():
-    return WorkspaceFactory(name="Acme")
-
-
-@pytest.fixture
-def owner(client, workspace):
-    user = owner_of(workspace, email="owner@acme.test")
-    client.force_login(user)
-    return user
 
 
 @pytest.fixture

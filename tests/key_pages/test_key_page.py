@@ -11,16 +11,9 @@ from apps.api.usage import usage_flush
 from apps.api_keys.models import ApiKey
 from apps.audit.models import AuditEvent
 from tests.conftest import auth
-from tests.factories import WorkspaceFactory, make_key, owner_of
+from tests.factories import make_key
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def owner(client):
-    user = owner_of(WorkspaceFactory(name="Acme"))
-    client.force_login(user)
-    return user
 
 
 def page_of(key) -> str:

@@ -14,18 +14,11 @@ from apps.api_keys.restrictions import Restrictions
 from apps.audit.models import AuditEvent
 from apps.products.models import Product
 from tests.conftest import auth
-from tests.factories import WorkspaceFactory, make_community, make_key, member_of, owner_of
+from tests.factories import make_community, make_key, member_of
 
 from .test_views import NEW, create
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def owner(client):
-    user = owner_of(WorkspaceFactory(name="Acme"))
-    client.force_login(user)
-    return user
 
 
 @pytest.fixture

@@ -17,13 +17,6 @@ LIST = "/integrations/api/"
 NEW = "/integrations/api/new/"
 
 
-@pytest.fixture
-def owner(client):
-    user = owner_of(WorkspaceFactory(name="Acme"))
-    client.force_login(user)
-    return user
-
-
 def form_token(client) -> str:
     page = client.get(NEW).content.decode()
     return re.search(r'name="form_token" value="([^"]+)"', page).group(1)

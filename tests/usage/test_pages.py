@@ -13,13 +13,6 @@ from tests.factories import UserFactory, WorkspaceFactory, make_key, owner_of
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def owner(client):
-    user = owner_of(WorkspaceFactory(name="Acme"))
-    client.force_login(user)
-    return user
-
-
 def call(client, secret: str, path: str, times: int, **extra) -> None:
     for _ in range(times):
         client.get(f"/api/v1{path}", **auth(secret), **extra)
@@ -63,7 +56,10 @@ def test_the_usage_page_names_the_busiest_keys_of_this_workspace_only(client, ow
     }
 
 
-def test_the_usage_page_is_for_owners_and_admins(client, owner):
+def test_the_usage_page_is_for_owners_and_admins(client, owner, admin):
+    assert client.get("/usage/").status_code == 200
+    client.force_login(admin)
+    assert client.get("/usage/").status_code == 200
     member = UserFactory()
     Membership.objects.create(
         workspace=owner.memberships.get().workspace, user=member, role="member"

@@ -11,22 +11,10 @@ from apps.invitations.audit_actions import INVITATION_SENT
 from apps.workspaces.audit_actions import TEAM_MEMBER_REMOVED, TEAM_ROLE_CHANGED
 from apps.workspaces.models import Membership
 from tests.conftest import auth
-from tests.factories import MembershipFactory, WorkspaceFactory, make_key, owner_of
+from tests.factories import MembershipFactory, make_key, owner_of
 
 pytestmark = pytest.mark.django_db
 URL = "/settings/team/"
-
-
-@pytest.fixture
-def workspace():
-    return WorkspaceFactory(name="Acme")
-
-
-@pytest.fixture
-def owner(client, workspace):
-    user = owner_of(workspace, email="owner@acme.test")
-    client.force_login(user)
-    return user
 
 
 def test_owner_invites_a_new_admin_who_gets_a_link(
