@@ -9,6 +9,8 @@ from pathlib import Path
 
 import dj_database_url
 
+from django.core.exceptions import ImproperlyConfigured
+
 from .env import env_bool, env_int, env_list, env_secret
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -42,6 +44,7 @@ INSTALLED_APPS = [
     "apps.communities",
     "apps.pages",
     "apps.usage",
+    "apps.request_log",
     "apps.portal",
     "apps.audit",
     "apps.audit_pages",
@@ -261,6 +264,10 @@ API_KEY_LAST_USED_INTERVAL_SECONDS = 60
 # Requests leave their counts and stamps in memory; a thread writes them every this many seconds
 # (apps/api/usage.py). 0 writes at the end of every request instead.
 USAGE_FLUSH_SECONDS = env_int("USAGE_FLUSH_SECONDS", 5)
+# How many days the request log keeps (whole days: a day's partition is dropped on PostgreSQL).
+REQUEST_LOG_DAYS = env_int("REQUEST_LOG_DAYS", 30)
+if not 1 <= REQUEST_LOG_DAYS <= 90:
+    raise ImproperlyConfigured(f"REQUEST_LOG_DAYS must be from 1 to 90, not {REQUEST_LOG_DAYS}.")
 # Background work (webhook deliveries, e-mails of jobs, scheduled jobs) goes through Django's
 # tasks interface. The database backend is the default: `manage.py worker` (or `db_worker`) runs
 # the tasks, any number of workers, each task once. TASKS_BACKEND names another backend.

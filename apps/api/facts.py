@@ -5,20 +5,31 @@ front door reads them all at the end to count the request and word its log line.
 attached once, instead of loose attributes on the request.
 """
 
-from dataclasses import dataclass
+import os
+import time
+from dataclasses import dataclass, field
 
 from django.http import HttpRequest
 
 from .ratelimit import RateLimitState
 
 
+def new_request_id() -> str:
+    """A request's id as its answer's `Request-Id` says it: `req_` and 24 hex digits."""
+    return "req_" + os.urandom(12).hex()
+
+
 @dataclass(slots=True)
 class RequestFacts:
+    request_id: str = field(default_factory=new_request_id)
+    started: float = field(default_factory=time.perf_counter)
+    door: str = "api"  # `api` or `mcp`
     operation: str = ""  # how the request is counted: the API operation, or `mcp:<tool>`
     key_id: int | None = None  # the key presented, when it is one of ours (even a refused one)
     key_hint: str | None = None  # its hint, for the refusal's log line
     rate_limit: RateLimitState | None = None  # the key's standing, for the RateLimit fields
     counted: str | None = None  # the count field the limiter's call added one to, in Redis
+    logged: bool = False  # the limiter's call put the request's log entry in Redis
 
 
 def request_facts(request: HttpRequest) -> RequestFacts:

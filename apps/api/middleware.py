@@ -31,13 +31,13 @@ from apps.common.http import client_ip
 from . import usage
 from .errors import api_error
 from .facts import RequestFacts, request_facts
+from .usage import REFUSAL_STATUSES, outcome_of
 
 logger = logging.getLogger("apps.api")
 
 # A refused API or MCP request, with its `reason` and the `key_id` it presented (or None): the
 # key apps subscribe to count refusals per key without this plumbing naming them.
 api_request_refused = Signal()
-REFUSAL_STATUSES = frozenset({401, 403, 429})
 
 API_PREFIX = "/api/"
 MCP_PATH = "/mcp"
@@ -130,11 +130,16 @@ class api_front_door:  # noqa: N801 - named like a function middleware, which it
             ):  # the browser path redirects plain http to https
                 return self.get_response(request)
             return _machine_answer(request, machine_error)
+        facts = request_facts(request)  # its id and its start, first
+        if request.path_info == MCP_PATH:
+            facts.door = "mcp"
         try:
             response = _answer(request)
         except Exception:
             # The request itself is not logged: its headers carry the caller's secret.
-            logger.exception("Unhandled error on %s %s", request.method, request.path)
+            logger.exception(
+                "Unhandled error on %s %s (%s)", request.method, request.path, facts.request_id
+            )
             response = api_error("internal-error")
         if response.status_code >= 400 and not response.get("Content-Type", "").startswith(
             "application/json"
@@ -144,21 +149,30 @@ class api_front_door:  # noqa: N801 - named like a function middleware, which it
             # Answers depend on the caller's key: no shared cache may keep them.
             response["Cache-Control"] = "no-store"
         response["X-Content-Type-Options"] = "nosniff"
+        response["Request-Id"] = facts.request_id
         _security_headers(request, response)
-        if response.status_code in REFUSAL_STATUSES:
-            _log_refusal(request, response)
-        elif (request.method, request.path_info, response.status_code) == ("GET", MCP_PATH, 405):
+        status = response.status_code
+        error = error_code_of(response) if status >= 400 else ""
+        if status in REFUSAL_STATUSES:
+            _log_refusal(request, response, error)
+        elif (request.method, request.path_info, status) == ("GET", MCP_PATH, 405):
             _log_stream_refused(request, response)
-        facts = request_facts(request)
         if facts.key_id is not None:
-            count_request(facts, response.status_code)
+            count_request(facts, status)
+            usage.log_request(request, facts, status, error)
         usage.request_done()
         return response
 
 
-def outcome_of(status: int) -> str:
-    """How a request is counted: the refusals a key can earn by name, the rest by class."""
-    return str(status) if status in REFUSAL_STATUSES else f"{status // 100}xx"
+def error_code_of(response: HttpResponse) -> str:
+    """The error code an error answer names: the API's `error`, or a JSON-RPC error's code."""
+    try:
+        error = json.loads(response.content).get("error", "")
+    except (ValueError, AttributeError):
+        return ""
+    if isinstance(error, dict):  # JSON-RPC: {"code": -32600, "message": ...}
+        return f"jsonrpc {error.get('code', '')}".strip()
+    return str(error)[:40]
 
 
 def count_request(facts: RequestFacts, status: int) -> None:
@@ -219,15 +233,11 @@ class _RefusalLines:
 refusal_lines = _RefusalLines()
 
 
-def _log_refusal(request: HttpRequest, response: HttpResponse) -> None:
+def _log_refusal(request: HttpRequest, response: HttpResponse, reason: str) -> None:
     """One structured line per refused credential or authorization, never the secret itself:
     the reason, the key's id and hint when one was presented, the client address and the path
     (at most one a minute per address and reason: `_RefusalLines`). Django's own
     "Unauthorized: /path" line, which says none of that, is left out."""
-    try:
-        reason = json.loads(response.content).get("error", "")
-    except (ValueError, AttributeError):
-        reason = ""
     facts = request_facts(request)
     key_id = facts.key_id
     fields = {
@@ -238,6 +248,7 @@ def _log_refusal(request: HttpRequest, response: HttpResponse) -> None:
         "ip": client_ip(request),
         "method": request.method,
         "path": request.path,
+        "request_id": facts.request_id,
     }
     skipped = refusal_lines.due(str(fields["ip"]), str(fields["reason"]), refusal_lines.clock())
     if skipped is not None:

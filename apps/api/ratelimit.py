@@ -32,25 +32,30 @@ logger = logging.getLogger("apps.api")
 WINDOW_SECONDS = 60
 LOCAL_BUCKETS_MAX = 100_000
 
-# KEYS[1]: the bucket; KEYS[2]: the usage counts (apps/api/usage.py); KEYS[3], when given: a
-# client address's block, which refuses at once while it holds and is set when this bucket
-# refuses. ARGV: now, emission interval, window (seconds, as decimal strings); the count field
-# of this request if allowed, and if refused ("" counts nothing); then pairs of count field and
-# amount, what this process counted since its last call. Returns {allowed (1/0), the bucket's
-# arrival time after this request, as a string: Redis would truncate a Lua number to an
-# integer}, or {2, seconds left} for a blocked address. One round trip either way.
+# KEYS[1]: the bucket; KEYS[2]: the usage counts and KEYS[3] the request log
+# (apps/api/usage.py); KEYS[4], when given: a client address's block, which refuses at once
+# while it holds and is set when this bucket refuses. ARGV: now, emission interval, window
+# (seconds, as decimal strings); the count field of this request if allowed and if refused
+# ("" counts nothing); its request log entry ("" logs nothing) and the status it gets if
+# allowed and if refused; how many pairs of count field and amount follow, the pairs, then
+# request log items: what this process gathered since its last call. Returns {allowed (1/0),
+# the bucket's arrival time after this request, as a string: Redis would truncate a Lua number
+# to an integer}, or {2, seconds left} for a blocked address. One round trip either way.
 _GCRA_SCRIPT = """
 local now = tonumber(ARGV[1])
 local interval = tonumber(ARGV[2])
 local window = tonumber(ARGV[3])
-for i = 6, #ARGV, 2 do redis.call('HINCRBY', KEYS[2], ARGV[i], ARGV[i + 1]) end
-local function count(field)
+local pairs_end = 9 + 2 * tonumber(ARGV[9])
+for i = 10, pairs_end, 2 do redis.call('HINCRBY', KEYS[2], ARGV[i], ARGV[i + 1]) end
+if #ARGV > pairs_end then redis.call('RPUSH', KEYS[3], unpack(ARGV, pairs_end + 1)) end
+local function note(field, status)
   if field ~= '' then redis.call('HINCRBY', KEYS[2], field, 1) end
+  if ARGV[6] ~= '' then redis.call('RPUSH', KEYS[3], 'P' .. status .. '|' .. ARGV[6]) end
 end
-if KEYS[3] then
-  local left = redis.call('PTTL', KEYS[3])
+if KEYS[4] then
+  local left = redis.call('PTTL', KEYS[4])
   if left > 0 then
-    count(ARGV[5])
+    note(ARGV[5], ARGV[8])
     return {2, tostring(left / 1000)}
   end
 end
@@ -58,15 +63,15 @@ local tat = tonumber(redis.call('GET', KEYS[1]) or ARGV[1])
 if tat < now or tat > now + window + interval then tat = now end
 local new_tat = tat + interval
 if new_tat - window > now then
-  if KEYS[3] then
+  if KEYS[4] then
     local ms = math.ceil((tat + interval - window - now) * 1000)
-    redis.call('SET', KEYS[3], '1', 'PX', math.max(ms, 1000))
+    redis.call('SET', KEYS[4], '1', 'PX', math.max(ms, 1000))
   end
-  count(ARGV[5])
+  note(ARGV[5], ARGV[8])
   return {0, tostring(tat)}
 end
 redis.call('SET', KEYS[1], tostring(new_tat), 'PX', math.ceil((new_tat - now) * 1000) + 1000)
-count(ARGV[4])
+note(ARGV[4], ARGV[7])
 return {1, tostring(new_tat)}
 """
 
@@ -80,7 +85,7 @@ class RateLimitState:
     reset_seconds: int  # until the bucket is full again (or, when refused, until the next token)
     retry_after: int | None = None  # set when the request is refused
     blocked: bool = False  # refused because the client's address is blocked (shared, Redis)
-    counted: bool = False  # the request was counted in Redis by this call (see `count`)
+    counted: bool = False  # the request was counted and logged in Redis by this call (`note`)
 
     @property
     def refused(self) -> bool:
@@ -138,21 +143,46 @@ class _LocalBuckets:
 _local = _LocalBuckets()
 
 
+@dataclass(frozen=True)
+class LimiterNote:
+    """What the limiter's call writes about the request beside taking from its bucket (Redis
+    only): the usage count field if allowed and if refused, and the request log entry with the
+    status it gets if allowed and if refused ("" for none)."""
+
+    count_allowed: str = ""
+    count_refused: str = ""
+    log_entry: str = ""
+    status_allowed: int = 200
+    status_refused: int = 429
+
+    def noted(self, allowed: bool) -> bool:
+        return bool(self.count_allowed if allowed else self.count_refused) or bool(self.log_entry)
+
+
+NOTHING = LimiterNote()
+
+
 def _take_in_redis(
-    bucket: str, now: float, interval: float, block: str | None, count: tuple[str, str]
+    bucket: str, now: float, interval: float, block: str | None, note: LimiterNote
 ) -> tuple[int, float]:
     client = redis_client()
-    keys = [f"gatehouse:ratelimit:{bucket}", usage.REDIS_COUNTS]
+    keys = [f"gatehouse:ratelimit:{bucket}", usage.REDIS_COUNTS, usage.REDIS_REQUESTS]
     if block is not None:
         keys.append(f"gatehouse:block:{block}")
-    pending = usage.redis_pending_take()
-    args: list[str | int] = [repr(now), repr(interval), WINDOW_SECONDS, *count]
-    for field, amount in pending:
+    changes, log_items = usage.redis_pending_take()
+    args: list[str | int] = [
+        *(repr(now), repr(interval), WINDOW_SECONDS),
+        *(note.count_allowed, note.count_refused),
+        *(note.log_entry, note.status_allowed, note.status_refused),
+        len(changes),
+    ]
+    for field, amount in changes:
         args += [field, amount]
+    args += log_items
     try:
         outcome, value = client.eval(_GCRA_SCRIPT, len(keys), *keys, *args)
     except Exception:
-        usage.redis_pending_restore(pending)
+        usage.redis_pending_restore(changes, log_items)
         raise
     return int(outcome), float(value)
 
@@ -163,7 +193,7 @@ def rate_limit_take(
     *,
     now: float | None = None,
     block: str | None = None,
-    count: tuple[str, str] = ("", ""),
+    note: LimiterNote = NOTHING,
 ) -> RateLimitState | None:
     """Take one request from `bucket`, which holds `limit` a minute; None when limits are off.
 
@@ -171,10 +201,10 @@ def rate_limit_take(
     blocked on any app server, and the address is blocked when this bucket refuses. Without
     Redis the caller keeps its own per-process block.
 
-    `count`, with Redis: the usage count fields (`usage.count_field`) to add one to if the
-    request is allowed and if it is refused, in the same script call; the state then says
-    `counted`. What this process counted since its last call rides along too, so a request's
-    count reaches Redis before its answer does and a killed process loses none.
+    `note`, with Redis: the request's usage count and request log entry, written in the same
+    script call as allowed or as refused; the state then says `counted`. What this process
+    gathered for Redis since its last call rides along too, so a request's count and entry
+    reach Redis before its answer does and a killed process loses none.
     """
     if limit <= 0:
         return None
@@ -182,7 +212,7 @@ def rate_limit_take(
     interval = WINDOW_SECONDS / limit
     if settings.REDIS_URL and redis_health.should_try(now):
         try:
-            outcome, value = _take_in_redis(bucket, now, interval, block, count)
+            outcome, value = _take_in_redis(bucket, now, interval, block, note)
         except Exception as error:  # any failure of the shared store: serve, count locally
             redis_health.failed(error, now)
             allowed, tat = _local.take(bucket, now, interval)
@@ -191,10 +221,9 @@ def rate_limit_take(
             if outcome == 2:
                 seconds = max(1, math.ceil(value))
                 return RateLimitState(
-                    limit, 0, seconds, seconds, blocked=True, counted=bool(count[1])
+                    limit, 0, seconds, seconds, blocked=True, counted=note.noted(False)
                 )
-            counted = bool(count[0] if outcome else count[1])
-            return _state(limit, interval, now, value, bool(outcome), counted)
+            return _state(limit, interval, now, value, bool(outcome), note.noted(bool(outcome)))
     else:
         allowed, tat = _local.take(bucket, now, interval)
     return _state(limit, interval, now, tat, allowed)

@@ -15,6 +15,12 @@ minute on the schedule (apps/usage/moving.py). So a killed app process loses no 
 a request it was answering stays counted as it began, and its last corrections (never a total)
 are lost. Without Redis, counts wait in the buffer like the rest.
 
+The request log (every request that presents a key of ours) goes the same way: with Redis the
+limiter's call appends the request's entry to a list (`REDIS_REQUESTS`) as it began, and what
+only the answer knows (status, error, duration, the MCP tool) follows as a completion on the
+process's next call or flush; without Redis the whole entry waits in the buffer. The request
+log app writes and moves them (apps/request_log).
+
 If a worker dies, what it gathered since its last flush is lost: at most a few seconds of
 stamps (and, without Redis, counts), never a wrong total (flushes only add). With
 `USAGE_FLUSH_SECONDS = 0` every request flushes at its end (the tests, and anyone who wants
@@ -22,16 +28,23 @@ every stamp at once).
 """
 
 import atexit
+import json
 import logging
 import os
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
+
+if TYPE_CHECKING:
+    from django.http import HttpRequest
+
+    from .facts import RequestFacts
 
 logger = logging.getLogger("apps.api")
 
@@ -40,6 +53,14 @@ CountEntry = tuple[int, int, str, str]
 
 # The hash in Redis that counts wait in until they are moved to PostgreSQL.
 REDIS_COUNTS = "gatehouse:usage:counts"
+# The list in Redis that the request log's entries and completions wait in.
+REDIS_REQUESTS = "gatehouse:requests"
+
+# One request in the log: request id, time, key id, door, method, path, operation, status,
+# error code, duration in ms (None: the answer was never recorded), client address, user agent.
+RequestEntry = tuple[
+    str, datetime, int, str, str, str, str, int, str, float | None, str | None, str
+]
 # At most this many pending count fields ride on one limiter call; the flush takes the rest.
 PENDING_PER_CALL = 32
 # Corrections kept while Redis is unreachable (beyond it they are dropped, and logged).
@@ -62,6 +83,14 @@ def count_of_field(field: str) -> tuple[int, datetime, str, str] | None:
         return None
 
 
+REFUSAL_STATUSES = frozenset({401, 403, 429})
+
+
+def outcome_of(status: int) -> str:
+    """How a request is counted: the refusals a key can earn by name, the rest by class."""
+    return str(status) if status in REFUSAL_STATUSES else f"{status // 100}xx"
+
+
 def hour_now() -> int:
     """The current hour's start, in seconds since the epoch."""
     return int(time.time()) // 3600 * 3600
@@ -77,9 +106,20 @@ class Gathered:
     last_use: dict[int, tuple[datetime, str | None, bool, bool]] = field(default_factory=dict)
     stamps: dict[tuple[int, str, str], datetime] = field(default_factory=dict)
     networks: dict[tuple[int, str], tuple[datetime, str]] = field(default_factory=dict)
+    requests: list[RequestEntry] = field(default_factory=list)
+    # With Redis: the request log's items as they wait in `REDIS_REQUESTS`, when Redis was
+    # away (full entries only: `log_item`).
+    request_items: list[str] = field(default_factory=list)
 
     def __bool__(self) -> bool:
-        return bool(self.counts or self.last_use or self.stamps or self.networks)
+        return bool(
+            self.counts
+            or self.last_use
+            or self.stamps
+            or self.networks
+            or self.requests
+            or self.request_items
+        )
 
 
 Flusher = Callable[[Gathered], None]
@@ -129,6 +169,27 @@ class _RedisPending:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.amounts: Counter[str] = Counter()
+        self.log_items: list[str] = []
+
+    def add_log(self, item: str) -> None:
+        with self.lock:
+            if len(self.log_items) >= PENDING_MAX:
+                logger.warning(
+                    "%s request log items could not reach Redis; they are dropped.",
+                    len(self.log_items),
+                )
+                self.log_items.clear()
+            self.log_items.append(item)
+
+    def take_log(self, most: int | None = None) -> list[str]:
+        if not self.log_items:  # read without the lock: the common case
+            return []
+        with self.lock:
+            if most is None or len(self.log_items) <= most:
+                taken, self.log_items = self.log_items, []
+            else:
+                taken, self.log_items = self.log_items[:most], self.log_items[most:]
+        return taken
 
     def add(self, *changes: tuple[str, int]) -> None:
         with self.lock:
@@ -165,15 +226,55 @@ def redis_pending_add(*changes: tuple[str, int]) -> None:
     _redis_pending.add(*changes)
 
 
-def redis_pending_take() -> list[tuple[str, int]]:
-    """A limiter call's share of the pending count changes: it sends them, or gives them back."""
-    return _redis_pending.take(PENDING_PER_CALL)
+def redis_pending_take() -> tuple[list[tuple[str, int]], list[str]]:
+    """A limiter call's share of what waits for Redis, count changes and request log items:
+    it sends them, or gives them back."""
+    return _redis_pending.take(PENDING_PER_CALL), _redis_pending.take_log(PENDING_PER_CALL)
 
 
-def redis_pending_restore(changes: list[tuple[str, int]]) -> None:
-    """Give back count changes a limiter call could not send."""
+def redis_pending_restore(changes: list[tuple[str, int]], log_items: Sequence[str] = ()) -> None:
+    """Give back what a limiter call could not send."""
     if changes:
         _redis_pending.add(*changes)
+    for item in log_items:
+        _redis_pending.add_log(item)
+
+
+def redis_log_add(item: str) -> None:
+    """Send this request log item to Redis with the next limiter call or flush."""
+    _redis_pending.add_log(item)
+
+
+def log_item(kind: str, fields: list[object]) -> str:
+    """A request log item as it waits in Redis: `F|[entry]` a whole entry, `C|[completion]`
+    what the answer adds to an entry pushed as it began (`P<status>|[entry]`, which the
+    limiter's script writes itself)."""
+    return f"{kind}|{json.dumps(fields, separators=(',', ':'), ensure_ascii=False)}"
+
+
+def entry_fields(entry: RequestEntry) -> list[object]:
+    """An entry as JSON can carry it (the time as seconds since the epoch)."""
+    request_id, at, *rest = entry
+    return [request_id, at.timestamp(), *rest]
+
+
+def entry_of_fields(fields: list[Any], status: int | None = None) -> RequestEntry:
+    """The entry of `entry_fields`' list (with `status` for an entry pushed as it began)."""
+    request_id, at, key_id, door, method, path, operation, stat, error, ms, ip, agent = fields
+    return (
+        str(request_id),
+        datetime.fromtimestamp(float(at), UTC),
+        int(key_id),
+        str(door),
+        str(method),
+        str(path),
+        str(operation),
+        int(status if status is not None else stat),
+        str(error),
+        None if ms is None else float(ms),
+        None if ip is None else str(ip),
+        str(agent),
+    )
 
 
 def _push_pending(gathered: Gathered) -> None:
@@ -181,14 +282,16 @@ def _push_pending(gathered: Gathered) -> None:
     requests it never counted go to PostgreSQL with this flush, and the corrections wait."""
     from apps.common.cache import redis_client, redis_health
 
-    changes = _redis_pending.take()
-    if not changes:
+    changes, log_items = _redis_pending.take(), _redis_pending.take_log()
+    if not changes and not log_items:
         return
     if redis_health.should_try():
         try:
             pipeline = redis_client().pipeline(transaction=False)
             for field_name, amount in changes:
                 pipeline.hincrby(REDIS_COUNTS, field_name, amount)
+            if log_items:
+                pipeline.rpush(REDIS_REQUESTS, *log_items)
             pipeline.execute()
             return
         except Exception as error:
@@ -200,7 +303,11 @@ def _push_pending(gathered: Gathered) -> None:
             gathered.counts[entry] += amount
         else:
             waiting.append((field_name, amount))
-    redis_pending_restore(waiting)
+    waiting_log: list[str] = []
+    for item in log_items:
+        # Whole entries go to PostgreSQL now; completions wait for the entry they complete.
+        (gathered.request_items if item.startswith("F|") else waiting_log).append(item)
+    redis_pending_restore(waiting, waiting_log)
 
 
 Mover = Callable[[], object]
@@ -312,4 +419,55 @@ def usage_reset() -> None:
     """Forget everything gathered and queued (for tests)."""
     _buffer.take()
     _redis_pending.take()
+    _redis_pending.take_log()
     _networks_queued.clear()
+
+
+PATH_MAX = 300
+USER_AGENT_MAX = 200
+
+
+def _entry(request: "HttpRequest", facts: "RequestFacts", status: int, error: str) -> RequestEntry:
+    from apps.common.http import client_ip
+
+    assert facts.key_id is not None
+    return (
+        facts.request_id,
+        datetime.now(UTC),
+        facts.key_id,
+        facts.door,
+        str(request.method),
+        request.path[:PATH_MAX],
+        facts.operation or "other",
+        status,
+        error,
+        None if status == 0 else round((time.perf_counter() - facts.started) * 1000, 2),
+        client_ip(request),
+        request.META.get("HTTP_USER_AGENT", "")[:USER_AGENT_MAX],
+    )
+
+
+def log_entry_json(request: "HttpRequest", facts: "RequestFacts") -> str:
+    """The request's log entry as the limiter's script pushes it, as it began (no status, no
+    duration yet): the JSON part of a `P<status>|…` item."""
+    fields = entry_fields(_entry(request, facts, 0, ""))
+    return json.dumps(fields, separators=(",", ":"), ensure_ascii=False)
+
+
+def log_request(request: "HttpRequest", facts: "RequestFacts", status: int, error: str) -> None:
+    """Record the answered request in the log: with Redis, complete the entry the limiter's
+    call pushed (or push the whole entry, when it pushed none); without, in the buffer."""
+    if facts.logged:
+        duration = round((time.perf_counter() - facts.started) * 1000, 2)
+        completion = [facts.request_id, status, error, duration, facts.operation or "other"]
+        _redis_pending.add_log(log_item("C", completion))
+        return
+    entry = _entry(request, facts, status, error)
+    if settings.REDIS_URL:
+        _redis_pending.add_log(log_item("F", entry_fields(entry)))
+        return
+
+    def update(gathered: Gathered) -> None:
+        gathered.requests.append(entry)
+
+    add(update)

@@ -11,7 +11,7 @@ from apps.api import usage
 from apps.api.errors import ApiFailure, insufficient_scope
 from apps.api.facts import RequestFacts, request_facts
 from apps.api.operations import Needs
-from apps.api.ratelimit import RateLimitState, rate_limit_take
+from apps.api.ratelimit import NOTHING, LimiterNote, RateLimitState, rate_limit_take
 from apps.api.scopes import ALL_SCOPES, WRITE_SCOPES
 from apps.common.http import client_ip
 from apps.workspaces.models import Membership
@@ -85,24 +85,28 @@ def _too_many_failures(retry_after: int) -> ApiFailure:
     )
 
 
-def _count_in_limiter(facts: RequestFacts, allowed: str, refused: str) -> tuple[str, str]:
-    """The count fields for the limiter's call (`rate_limit_take(count=…)`): this request of
-    the presented key, as the outcome it gets if allowed and if refused. With no key, none."""
+def _limiter_note(
+    request: HttpRequest, facts: RequestFacts, allowed: int, refused: int
+) -> LimiterNote:
+    """What the limiter's call writes with Redis (`rate_limit_take(note=…)`): this request's
+    count and log entry, as the answer it gets if allowed and if refused. With no key, none."""
     if facts.key_id is None or not settings.REDIS_URL:
-        return ("", "")
+        return NOTHING
     hour, operation = usage.hour_now(), facts.operation or "other"
-    return (
-        usage.count_field((facts.key_id, hour, operation, allowed)) if allowed else "",
-        usage.count_field((facts.key_id, hour, operation, refused)),
+    return LimiterNote(
+        count_allowed=usage.count_field((facts.key_id, hour, operation, usage.outcome_of(allowed))),
+        count_refused=usage.count_field((facts.key_id, hour, operation, usage.outcome_of(refused))),
+        log_entry=usage.log_entry_json(request, facts),
+        status_allowed=allowed,
+        status_refused=refused,
     )
 
 
-def _note_counted(
-    facts: RequestFacts, state: RateLimitState | None, fields: tuple[str, str]
-) -> None:
-    """Remember how the limiter counted the request, for the correction at its end."""
+def _note_counted(facts: RequestFacts, state: RateLimitState | None, note: LimiterNote) -> None:
+    """Remember how the limiter counted and logged the request, for its end."""
     if state is not None and state.counted:
-        facts.counted = fields[1] if state.refused else fields[0]
+        facts.counted = note.count_refused if state.refused else note.count_allowed
+        facts.logged = bool(note.log_entry)
 
 
 def _count_failed_authentication(request: HttpRequest, facts: RequestFacts) -> None:
@@ -114,11 +118,11 @@ def _count_failed_authentication(request: HttpRequest, facts: RequestFacts) -> N
         retry_after = blocked_addresses.retry_after(ip, now)
         if retry_after is not None:
             raise _too_many_failures(retry_after)
-    fields = _count_in_limiter(facts, "401", "429")
+    note = _limiter_note(request, facts, 401, 429)
     state = rate_limit_take(
-        f"authfail:{ip}", settings.API_AUTH_FAILURES_PER_MINUTE, now=now, block=ip, count=fields
+        f"authfail:{ip}", settings.API_AUTH_FAILURES_PER_MINUTE, now=now, block=ip, note=note
     )
-    _note_counted(facts, state, fields)
+    _note_counted(facts, state, note)
     if state is not None and state.retry_after is not None:  # refused
         blocked_addresses.block(ip, state.retry_after, now)
         raise _too_many_failures(state.retry_after)
@@ -154,14 +158,14 @@ def api_key_from_request(request: HttpRequest) -> ApiKey:
             f"This key accepts requests only from its allowed networks, and "
             f"{client_ip(request) or 'this address'} is not in them.",
         )
-    fields = _count_in_limiter(facts, "2xx", "429")
+    note = _limiter_note(request, facts, 200, 429)
     state = rate_limit_take(
         f"key:{key.pk}",
         key.rate_limit_per_minute or settings.API_RATE_LIMIT_PER_MINUTE,
-        count=fields,
+        note=note,
     )
     facts.rate_limit = state
-    _note_counted(facts, state, fields)
+    _note_counted(facts, state, note)
     if state is not None and state.refused:
         raise ApiFailure(
             "rate-limited",

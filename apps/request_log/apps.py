@@ -1,0 +1,22 @@
+from datetime import timedelta
+
+from django.apps import AppConfig
+
+
+class RequestLogConfig(AppConfig):
+    name = "apps.request_log"
+    label = "request_log"
+    verbose_name = "Request log"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from apps.api.usage import register_flusher, register_mover
+        from apps.jobs.schedule import register_job
+
+        from .moving import request_log_move, request_log_move_all
+        from .recording import request_log_daily, write_gathered
+
+        register_flusher(write_gathered)
+        register_mover(request_log_move)
+        register_job("request-log-move", timedelta(minutes=1), request_log_move_all)
+        register_job("request-log-daily", timedelta(days=1), request_log_daily)
