@@ -24,7 +24,7 @@ from apps.audit.services import Actor
 from apps.common.http import client_ip
 from apps.common.validation import InvalidInput
 
-from .door_steps import operation_run, refuse_query_credentials
+from .door_steps import object_of, operation_run, refuse_query_credentials
 from .openapi import served_openapi
 from .operations import OPERATIONS
 
@@ -35,7 +35,8 @@ def http_handler(op: Operation) -> Callable[..., HttpResponse]:
     """The view of one operation for one method."""
 
     def handler(request: HttpRequest, **path_params: str) -> HttpResponse:
-        request_facts(request).operation = op.name
+        facts = request_facts(request)
+        facts.operation = op.name
         try:
             refuse_query_credentials(request)
             key = api_key_from_request(request)
@@ -52,8 +53,10 @@ def http_handler(op: Operation) -> Callable[..., HttpResponse]:
                     raw[name] = param.clean(value)
                 except InvalidInput:
                     raise NotFound("Nothing was found at this address.") from None
+            facts.object_id = object_of(op, raw)
             body = json_body(request) if op.body is not None else None
             record = operation_run(op, call, raw, body)
+            facts.object_id = object_of(op, raw, record)
             if op.status == 204:
                 response = HttpResponse(status=204)
             else:

@@ -34,3 +34,12 @@ def operation_run(op: Operation, call: Call, raw_params: dict[str, Any], body: A
         elif param.location == "path":
             raise InvalidInput(param.name, f"{param.name} is required.")
     return op.run(call, params, body)
+
+
+def object_of(op: Operation, params: dict[str, Any], record: Any = None) -> str:
+    """The object a call created (its record's id) or acted on (the last id in its path), for
+    the request log; "" for none."""
+    if op.status == 201 and isinstance(record, dict) and record.get("id") is not None:
+        return str(record["id"])
+    in_path = [p.name for p in op.params if p.location == "path" and p.name in params]
+    return str(params[in_path[-1]])[:40] if in_path else ""

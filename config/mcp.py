@@ -25,7 +25,7 @@ from django.views.decorators.csrf import csrf_exempt
 from mcp.server.lowlevel.server import Server
 
 from apps.api.errors import ApiFailure, api_error
-from apps.api.facts import request_facts
+from apps.api.facts import RequestFacts, request_facts
 from apps.api.http import request_body_bytes
 from apps.api.operations import Call, NotFound, Operation
 from apps.api_keys.auth import (
@@ -39,7 +39,7 @@ from apps.audit.services import Actor
 from apps.common.http import client_ip
 from apps.common.validation import InvalidInput
 
-from .door_steps import operation_run, refuse_query_credentials
+from .door_steps import object_of, operation_run, refuse_query_credentials
 from .mcp_checks import jsonrpc_message, origin_allowed, single_exchange_version
 from .mcp_runtime import (
     Answer,
@@ -153,9 +153,14 @@ def _tool_error(reason: str, message: str) -> types.CallToolResult:
 
 
 def tool_call(
-    key: ApiKey, ip: str | None, name: str, arguments: dict[str, Any]
+    key: ApiKey,
+    ip: str | None,
+    name: str,
+    arguments: dict[str, Any],
+    facts: RequestFacts | None = None,
 ) -> types.CallToolResult:
-    """Run one tool for `key`: the same authorization, validation and service as the API."""
+    """Run one tool for `key`: the same authorization, validation and service as the API.
+    The object it creates or acts on goes to the request's `facts`, for the request log."""
     op = OPERATIONS_BY_NAME.get(name)
     if op is None or name not in TOOLS:
         return _tool_error("not-found", f"There is no tool named {name!r}.")
@@ -170,7 +175,11 @@ def tool_call(
         params = {k: v for k, v in arguments.items() if k in param_names}
         body = {k: v for k, v in arguments.items() if k not in param_names}
         call = Call(key=key, workspace=key.workspace, actor=Actor.of_key(key, ip))
+        if facts is not None:
+            facts.object_id = object_of(op, params)
         record = operation_run(op, call, params, body if op.body is not None else None)
+        if facts is not None:
+            facts.object_id = object_of(op, params, record)
     except ApiFailure as failure:
         return _tool_error(failure.reason, failure.message)
     except InvalidInput as error:
@@ -200,7 +209,8 @@ async def _list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
 async def _call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
     call = current_call.get()
     # In the request's own thread, with no loop running: Django's ORM is synchronous.
-    return await call.run(tool_call, call.key, call.ip, params.name, params.arguments or {})
+    arguments = params.arguments or {}
+    return await call.run(tool_call, call.key, call.ip, params.name, arguments, call.facts)
 
 
 def _server() -> Server:
@@ -259,10 +269,12 @@ def _answer(request: HttpRequest, key: ApiKey, message: dict[str, Any], body: by
     version = single_exchange_version(request, message)
     if version is not None:
         try:
-            return mcp_answer_one(SERVER, key, ip, message, version, dict(request.headers))
+            return mcp_answer_one(
+                SERVER, key, ip, message, version, dict(request.headers), request_facts(request)
+            )
         except NeedsTransport:
             pass  # refused before any handler ran: the transport words the error
-    return mcp_answer(SERVER, key, ip, _asgi_scope(request), body)
+    return mcp_answer(SERVER, key, ip, _asgi_scope(request), body, request_facts(request))
 
 
 @csrf_exempt

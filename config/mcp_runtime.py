@@ -49,6 +49,7 @@ from mcp.shared.transport_context import TransportContext
 from mcp_types import JSONRPCResponse
 from pydantic import ValidationError
 
+from apps.api.facts import RequestFacts
 from apps.api_keys.models import ApiKey
 
 T = TypeVar("T")
@@ -66,6 +67,7 @@ class McpCall:
     key: ApiKey
     ip: str | None
     in_request_thread: InRequestThread
+    facts: RequestFacts | None = None  # the request's, for what the tool adds to its log entry
     ran_in_request_thread: bool = False  # an operation ran: never answer it twice
 
     async def run(self, function: Callable[..., T], *args: Any) -> T:
@@ -131,7 +133,12 @@ _runtime = _Runtime()
 
 
 def mcp_answer(
-    server: Server, key: ApiKey, ip: str | None, scope: dict[str, Any], body: bytes
+    server: Server,
+    key: ApiKey,
+    ip: str | None,
+    scope: dict[str, Any],
+    body: bytes,
+    facts: RequestFacts | None = None,
 ) -> Answer:
     """Answer one /mcp request with the process's session manager: (status, headers, body).
 
@@ -144,7 +151,7 @@ def mcp_answer(
         return await asyncio.wrap_future(executor.submit(function, *args))
 
     async def serve() -> Answer:
-        current_call.set(McpCall(key=key, ip=ip, in_request_thread=in_request_thread))
+        current_call.set(McpCall(key=key, ip=ip, in_request_thread=in_request_thread, facts=facts))
         return await _serve(manager, scope, body)
 
     future: Future[Answer] = asyncio.run_coroutine_threadsafe(serve(), loop)
@@ -253,12 +260,13 @@ def mcp_answer_one(
     message: dict[str, Any],
     protocol_version: str,
     headers: dict[str, str],
+    facts: RequestFacts | None = None,
 ) -> Answer:
     """Answer one JSON-RPC request with the SDK's single-exchange kernel (`serve_one`), the
     part of the transport that runs the server's handlers, without the transport's streams and
     tasks around it. Raises NeedsTransport when the SDK refuses the request itself, before any
     operation ran."""
-    call = McpCall(key=key, ip=ip, in_request_thread=_unset_in_request_thread)
+    call = McpCall(key=key, ip=ip, in_request_thread=_unset_in_request_thread, facts=facts)
 
     async def one(in_request_thread: InRequestThread) -> dict[str, Any]:
         call.in_request_thread = in_request_thread

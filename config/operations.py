@@ -10,6 +10,7 @@ from apps.api_keys.operations import OPERATIONS as KEY_OPERATIONS
 from apps.communities.operations import OPERATIONS as COMMUNITY_OPERATIONS
 from apps.pages.operations import OPERATIONS as PAGE_OPERATIONS
 from apps.products.operations import OPERATIONS as PRODUCT_OPERATIONS
+from apps.request_log.operations import OPERATIONS as REQUEST_LOG_OPERATIONS
 from apps.workspaces.operations import OPERATIONS as WORKSPACE_OPERATIONS
 
 OPERATIONS: tuple[Operation, ...] = (
@@ -18,6 +19,7 @@ OPERATIONS: tuple[Operation, ...] = (
     *COMMUNITY_OPERATIONS,
     *PAGE_OPERATIONS,
     *KEY_OPERATIONS,
+    *REQUEST_LOG_OPERATIONS,
 )
 OPERATIONS_BY_NAME: dict[str, Operation] = {op.name: op for op in OPERATIONS}
 assert len(OPERATIONS_BY_NAME) == len(OPERATIONS), "two operations share a name"

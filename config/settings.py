@@ -8,7 +8,6 @@ import os
 from pathlib import Path
 
 import dj_database_url
-
 from django.core.exceptions import ImproperlyConfigured
 
 from .env import env_bool, env_int, env_list, env_secret

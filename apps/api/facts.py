@@ -30,6 +30,7 @@ class RequestFacts:
     rate_limit: RateLimitState | None = None  # the key's standing, for the RateLimit fields
     counted: str | None = None  # the count field the limiter's call added one to, in Redis
     logged: bool = False  # the limiter's call put the request's log entry in Redis
+    object_id: str = ""  # the object the request created or acted on, for the request log
 
 
 def request_facts(request: HttpRequest) -> RequestFacts:

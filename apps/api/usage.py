@@ -37,7 +37,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from django.conf import settings
 
@@ -56,11 +56,25 @@ REDIS_COUNTS = "gatehouse:usage:counts"
 # The list in Redis that the request log's entries and completions wait in.
 REDIS_REQUESTS = "gatehouse:requests"
 
-# One request in the log: request id, time, key id, door, method, path, operation, status,
-# error code, duration in ms (None: the answer was never recorded), client address, user agent.
-RequestEntry = tuple[
-    str, datetime, int, str, str, str, str, int, str, float | None, str | None, str
-]
+
+class RequestEntry(NamedTuple):
+    """One request in the log (apps/request_log), in the order of its columns."""
+
+    request_id: str
+    at: datetime
+    key_id: int
+    door: str  # `api` or `mcp`
+    method: str
+    path: str  # never the query string
+    operation: str  # the API operation, or `mcp:<tool>`
+    status: int
+    error: str  # the error code of the answer, "" on success
+    duration_ms: float | None  # None: the answer was never recorded (the process was killed)
+    client_ip: str | None
+    user_agent: str
+    object_id: str  # the object it created or acted on (from the path or the created record)
+
+
 # At most this many pending count fields ride on one limiter call; the flush takes the rest.
 PENDING_PER_CALL = 32
 # Corrections kept while Redis is unreachable (beyond it they are dropped, and logged).
@@ -260,8 +274,8 @@ def entry_fields(entry: RequestEntry) -> list[object]:
 
 def entry_of_fields(fields: list[Any], status: int | None = None) -> RequestEntry:
     """The entry of `entry_fields`' list (with `status` for an entry pushed as it began)."""
-    request_id, at, key_id, door, method, path, operation, stat, error, ms, ip, agent = fields
-    return (
+    request_id, at, key_id, door, method, path, operation, stat, error, ms, ip, agent, obj = fields
+    return RequestEntry(
         str(request_id),
         datetime.fromtimestamp(float(at), UTC),
         int(key_id),
@@ -274,6 +288,7 @@ def entry_of_fields(fields: list[Any], status: int | None = None) -> RequestEntr
         None if ms is None else float(ms),
         None if ip is None else str(ip),
         str(agent),
+        str(obj),
     )
 
 
@@ -431,7 +446,7 @@ def _entry(request: "HttpRequest", facts: "RequestFacts", status: int, error: st
     from apps.common.http import client_ip
 
     assert facts.key_id is not None
-    return (
+    return RequestEntry(
         facts.request_id,
         datetime.now(UTC),
         facts.key_id,
@@ -444,6 +459,7 @@ def _entry(request: "HttpRequest", facts: "RequestFacts", status: int, error: st
         None if status == 0 else round((time.perf_counter() - facts.started) * 1000, 2),
         client_ip(request),
         request.META.get("HTTP_USER_AGENT", "")[:USER_AGENT_MAX],
+        facts.object_id,
     )
 
 
@@ -459,7 +475,8 @@ def log_request(request: "HttpRequest", facts: "RequestFacts", status: int, erro
     call pushed (or push the whole entry, when it pushed none); without, in the buffer."""
     if facts.logged:
         duration = round((time.perf_counter() - facts.started) * 1000, 2)
-        completion = [facts.request_id, status, error, duration, facts.operation or "other"]
+        operation = facts.operation or "other"
+        completion = [facts.request_id, status, error, duration, operation, facts.object_id]
         _redis_pending.add_log(log_item("C", completion))
         return
     entry = _entry(request, facts, status, error)

@@ -13,8 +13,9 @@ class RequestLogConfig(AppConfig):
         from apps.api.usage import register_flusher, register_mover
         from apps.jobs.schedule import register_job
 
+        from .housekeeping import request_log_daily
         from .moving import request_log_move, request_log_move_all
-        from .recording import request_log_daily, write_gathered
+        from .recording import write_gathered
 
         register_flusher(write_gathered)
         register_mover(request_log_move)

@@ -32,6 +32,8 @@ class RequestLogEntry(models.Model):
     client_ip = models.GenericIPAddressField(null=True)
     user_agent = models.CharField(max_length=200, blank=True)
     request_id = models.CharField(max_length=32)
+    # The object the request created or acted on: the id in its path, or the created record's.
+    object_id = models.CharField(max_length=40, blank=True)
 
     class Meta:
         db_table = "request_log"

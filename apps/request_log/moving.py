@@ -28,7 +28,7 @@ logger = logging.getLogger("apps.api")
 BATCH_PREFIX = "gatehouse:requests:batch:"
 MOVES_KEPT = timedelta(days=2)
 
-Completion = tuple[int, str, float, str]  # status, error, duration in ms, operation
+Completion = tuple[int, str, float, str, str]  # status, error, duration, operation, object id
 
 
 def request_log_move() -> int:
@@ -55,17 +55,18 @@ def _read(client: Any, name: str) -> tuple[list[RequestEntry], dict[str, Complet
             fields = json.loads(body)
             if kind.startswith("P"):
                 entry = entry_of_fields(fields, status=int(kind[1:]))
-                entries[entry[0]] = entry
+                entries[entry.request_id] = entry
             elif kind == "F":
                 entry = entry_of_fields(fields)
-                entries[entry[0]] = entry
+                entries[entry.request_id] = entry
             elif kind == "C":
-                request_id, status, error, duration, operation = fields
+                request_id, status, error, duration, operation, object_id = fields
                 completions[str(request_id)] = (
                     int(status),
                     str(error),
                     float(duration),
                     str(operation),
+                    str(object_id),
                 )
             else:
                 raise ValueError(kind)
@@ -75,8 +76,14 @@ def _read(client: Any, name: str) -> tuple[list[RequestEntry], dict[str, Complet
     for request_id, entry in entries.items():
         completion = completions.pop(request_id, None)
         if completion is not None:
-            status, error, duration, operation = completion
-            entry = (*entry[:6], operation, status, error, duration, *entry[10:])
+            status, error, duration, operation, object_id = completion
+            entry = entry._replace(
+                operation=operation,
+                status=status,
+                error=error,
+                duration_ms=duration,
+                object_id=object_id,
+            )
         done.append(entry)
     return done, completions
 
@@ -88,10 +95,14 @@ def _write(batch: str, contents: tuple[list[RequestEntry], dict[str, Completion]
         if not created:
             return 0
         written = entries_write(entries)
-        for request_id, (status, error, duration, operation) in completions.items():
+        for request_id, (status, error, duration, operation, object_id) in completions.items():
             # Its entry came in an earlier batch (the entry's process answered after a move).
             RequestLogEntry.objects.filter(request_id=request_id).update(
-                status=status, error=error, duration_ms=duration, operation=operation
+                status=status,
+                error=error,
+                duration_ms=duration,
+                operation=operation,
+                object_id=object_id,
             )
     return written
 

@@ -15,6 +15,8 @@ from django.conf import settings as django_settings
 from django.db.models import Sum
 
 from apps.api.usage import REDIS_COUNTS, usage_flush
+from apps.request_log.models import RequestLogEntry
+from apps.request_log.moving import request_log_move_all
 from apps.usage.models import KeyUsageHour, UsageMove
 from apps.usage.moving import BATCH_PREFIX, usage_move, usage_move_all
 from tests.conftest import _free_port
@@ -128,21 +130,21 @@ def _serve(env: dict[str, str], port: int, log: Path) -> subprocess.Popen[bytes]
     raise RuntimeError(f"the server did not start: {log.read_text()}")
 
 
-def _kill_after_requests(env: dict[str, str], secret: str, tmp_path: Path) -> list[int]:
+def _kill_after_requests(env: dict[str, str], secret: str, tmp_path: Path) -> list[httpx.Response]:
     """Serve in a process of its own, send 60 requests (a third refused), SIGKILL it."""
     port = _free_port()
     server = _serve(env, port, tmp_path / "server.log")
     try:
         url = f"http://127.0.0.1:{port}"
         headers = {"Authorization": f"Bearer {secret}"}
-        codes = [
-            httpx.get(f"{url}/api/v1/{path}", headers=headers, timeout=10).status_code
+        answers = [
+            httpx.get(f"{url}/api/v1/{path}", headers=headers, timeout=10)
             for path in ["workspace", "workspace", "products"] * 20
         ]
     finally:
         server.send_signal(signal.SIGKILL)
         server.wait(10)
-    return codes
+    return answers
 
 
 def _server_env(**extra: str) -> dict[str, str]:
@@ -163,10 +165,20 @@ def test_an_app_process_killed_with_sigkill_loses_no_count_with_redis(
 ):
     key = make_key(scopes=["pages:read"])
     url, _start, _stop = redis_server
-    codes = _kill_after_requests(_server_env(REDIS_URL=url), key.secret, tmp_path)
+    answers = _kill_after_requests(_server_env(REDIS_URL=url), key.secret, tmp_path)
+    codes = [answer.status_code for answer in answers]
     assert codes.count(200) == 40 and codes.count(403) == 20
 
-    usage_move_all()  # the minute job, on a task worker
+    usage_move_all()  # the minute jobs, on a task worker
+    request_log_move_all()
+    logged = dict(
+        RequestLogEntry.objects.filter(key_id=key.key.pk).values_list("request_id", "status")
+    )
+    assert len(logged) == 60  # the request log lost no row either
+    answered = {answer.headers["Request-Id"]: answer.status_code for answer in answers}
+    assert set(logged) == set(answered)
+    # Every answer but perhaps the last has its status; the last may keep the one it began with.
+    assert sum(logged[i] != answered[i] for i in answered) <= 1
     counted = totals(key.key.pk)
     assert sum(counted.values()) == 60  # not one lost
     # The last answer's correction may have died with the process: it stays counted as it
@@ -180,6 +192,7 @@ def test_without_redis_a_killed_app_process_loses_what_its_buffer_held(tmp_path)
     key = make_key(scopes=["pages:read"])
     env = _server_env()
     env.pop("REDIS_URL", None)
-    codes = _kill_after_requests(env, key.secret, tmp_path)
-    assert len(codes) == 60
+    answers = _kill_after_requests(env, key.secret, tmp_path)
+    assert len(answers) == 60
     assert totals(key.key.pk) == {}  # documented in docs/operations.md: configure Redis
+    assert not RequestLogEntry.objects.filter(key_id=key.key.pk).exists()

@@ -100,7 +100,12 @@ def test_each_job_runs_once_per_due_time_whatever_the_number_of_workers():
     assert {"expiry-notices", "usage-daily", "webhook-sweep", "task-results-prune"} <= set(first)
     assert jobs_run_due(now) == []  # another worker at the same moment: nothing left
     minute_later = jobs_run_due(now + timedelta(minutes=1, seconds=1))
-    assert sorted(minute_later) == ["tasks-recover", "usage-move", "webhook-sweep"]  # every minute
+    assert sorted(minute_later) == [
+        "request-log-move",
+        "tasks-recover",
+        "usage-move",
+        "webhook-sweep",
+    ]  # every minute
     assert ScheduledJob.objects.get(name="expiry-notices").next_run_at == now + timedelta(hours=1)
 
 

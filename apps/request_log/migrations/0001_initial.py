@@ -16,6 +16,7 @@ CREATE TABLE "request_log" (
     "client_ip" inet NULL,
     "user_agent" varchar(200) NOT NULL,
     "request_id" varchar(32) NOT NULL,
+    "object_id" varchar(40) NOT NULL,
     PRIMARY KEY ("id", "at")
 ) PARTITION BY RANGE ("at");
 CREATE INDEX "request_log_key_at" ON "request_log" ("key_id", "at" DESC);
@@ -64,6 +65,7 @@ class Migration(migrations.Migration):
                 ("client_ip", models.GenericIPAddressField(null=True)),
                 ("user_agent", models.CharField(blank=True, max_length=200)),
                 ("request_id", models.CharField(max_length=32)),
+                ("object_id", models.CharField(blank=True, max_length=40)),
             ],
             options={
                 "db_table": "request_log",
