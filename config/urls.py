@@ -41,6 +41,7 @@ urlpatterns = [
     path("settings/", include("apps.workspaces.urls")),
     path("audit/", include("apps.audit_pages.urls")),
     path("usage/", include("apps.usage.urls")),
+    path("logs/", include("apps.request_log.urls")),
     path("portal/", include("apps.portal.urls")),
     path("healthz", api_views.health, name="health"),
     path("dev/mail/", dev_mailbox, name="dev_mailbox"),  # a 404 unless DEBUG is on

@@ -6,6 +6,7 @@ one table), and what the log needs is two statements a day.
 A partition is named `request_log_p20261126` and holds [that day 00:00 UTC, the next day).
 """
 
+import functools
 from datetime import UTC, date, datetime, timedelta
 
 from django.db import DatabaseError, connection, transaction
@@ -45,7 +46,8 @@ def partitions_ensure(days: set[date]) -> None:
         except DatabaseError:
             if day not in partitions_existing():
                 raise
-        _made.add(day)
+        # Known made once it is committed: a rolled-back transaction takes the table with it.
+        transaction.on_commit(functools.partial(_made.add, day))
 
 
 def partitions_existing() -> list[date]:

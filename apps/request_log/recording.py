@@ -4,14 +4,15 @@
 import json
 from collections.abc import Iterable
 from datetime import UTC
+from typing import Any
 
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 
 from apps.api.usage import Gathered, RequestEntry, entry_of_fields
 from apps.api_keys.models import ApiKey
 
 from .models import RequestLogEntry
-from .partitions import partitions_ensure
+from .partitions import partitions_ensure, partitions_forget
 
 COLUMNS = (
     "request_id",
@@ -43,14 +44,16 @@ def entries_write(entries: Iterable[RequestEntry]) -> int:
     rows = [entry for entry in entries if entry.key_id in workspaces]
     if not rows:
         return 0
-    partitions_ensure({entry.at.astimezone(UTC).date() for entry in rows})
+    days = {entry.at.astimezone(UTC).date() for entry in rows}
+    partitions_ensure(days)
     if connection.vendor == "postgresql":
-        columns = ", ".join(f'"{name}"' for name in (*COLUMNS, "workspace_id"))
-        with connection.cursor() as cursor:
-            raw = cursor.cursor  # psycopg's own cursor: COPY is not in the DB-API
-            with raw.copy(f'COPY "request_log" ({columns}) FROM STDIN') as copy:
-                for entry in rows:
-                    copy.write_row((*entry, workspaces[entry.key_id]))
+        try:
+            with transaction.atomic():
+                _copy(rows, workspaces)
+        except IntegrityError:  # a day's partition dropped behind this process's back
+            partitions_forget()
+            partitions_ensure(days)
+            _copy(rows, workspaces)
     else:
         RequestLogEntry.objects.bulk_create(
             [
@@ -60,6 +63,15 @@ def entries_write(entries: Iterable[RequestEntry]) -> int:
             batch_size=500,
         )
     return len(rows)
+
+
+def _copy(rows: list[RequestEntry], workspaces: dict[int, Any]) -> None:
+    columns = ", ".join(f'"{name}"' for name in (*COLUMNS, "workspace_id"))
+    with connection.cursor() as cursor:
+        raw = cursor.cursor  # psycopg's own cursor: COPY is not in the DB-API
+        with raw.copy(f'COPY "request_log" ({columns}) FROM STDIN') as copy:
+            for entry in rows:
+                copy.write_row((*entry, workspaces[entry.key_id]))
 
 
 def write_gathered(gathered: Gathered) -> None:

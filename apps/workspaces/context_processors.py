@@ -36,6 +36,7 @@ def navigation(request: HttpRequest) -> dict[str, Any]:
         items += [
             {"label": "Team", "url": reverse("team:list")},
             {"label": "Usage", "url": reverse("usage:page")},
+            {"label": "Logs", "url": reverse("request_log:page")},
             {"label": "Audit", "url": reverse("audit:log")},
         ]
     for item in items:

@@ -1,0 +1,80 @@
+"""`{% key_requests key %}` and `{% key_blast_radius key %}`: a key's latest requests and, for a
+revoked key, what it did; for its page in the dashboard and the member portal (the key pages
+live beside this app, so they reach it through the template only). The key is one the page
+already found through the signed-in person's workspace."""
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from django import template
+from django.utils import timezone
+
+from apps.common.validation import InvalidInput
+
+from ..reading import LogFilters, blast_radius, parse_when, requests_page
+
+register = template.Library()
+
+KEY_PAGE_ROWS = 20
+OUTCOMES = (("", "All"), ("2xx", "Succeeded"), ("4xx", "Refused or invalid"), ("5xx", "Failed"))
+BLAST_WINDOW = timedelta(hours=24)
+
+
+@register.inclusion_tag("request_log/_key_requests.html", takes_context=True)
+def key_requests(context: dict[str, Any], key: Any) -> dict[str, Any]:
+    request = context["request"]
+    outcome = request.GET.get("requests", "")
+    if outcome not in dict(OUTCOMES):
+        outcome = ""
+    rows, more = requests_page(
+        key.workspace_id, LogFilters(key_id=key.pk, status=outcome), limit=KEY_PAGE_ROWS
+    )
+    return {
+        "key": key,
+        "requests": rows,
+        "more": more,
+        "outcome": outcome,
+        "outcomes": OUTCOMES,
+        "member_pages": context.get("member_pages", False),
+        "request": request,
+    }
+
+
+def _local_moment(value: str) -> datetime:
+    """A moment from the page's picker (`2026-11-25T14:02`, in the workspace's time zone), or
+    as the API takes it."""
+    try:
+        naive = datetime.strptime(value, "%Y-%m-%dT%H:%M")
+    except ValueError:
+        return parse_when(value, "since")
+    if not 2000 <= naive.year <= 9998:
+        raise InvalidInput("since", "since is out of range.")
+    return timezone.make_aware(naive, timezone.get_current_timezone())
+
+
+@register.inclusion_tag("request_log/_blast_radius.html", takes_context=True)
+def key_blast_radius(context: dict[str, Any], key: Any) -> dict[str, Any]:
+    """For a revoked key (a leak report revokes too): since 24 hours before the revocation by
+    default, or since the moment the page was asked for (`?since=`)."""
+    if key.revoked_at is None:
+        return {"shown": False}
+    request = context["request"]
+    default = key.revoked_at - BLAST_WINDOW
+    since, problem = default, ""
+    if request.GET.get("since"):
+        try:
+            since = _local_moment(request.GET["since"])
+        except InvalidInput:
+            problem = (
+                "That moment is not one this page can read: showing from 24 hours before "
+                "the revocation."
+            )
+    return {
+        "shown": True,
+        "key": key,
+        "radius": blast_radius(key.workspace_id, key.pk, since),
+        "since_value": timezone.localtime(since).strftime("%Y-%m-%dT%H:%M"),
+        "default_since": since == default,
+        "problem": problem,
+        "member_pages": context.get("member_pages", False),
+    }

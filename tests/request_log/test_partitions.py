@@ -1,0 +1,64 @@
+"""The request log's days on PostgreSQL: each day's partition exists before its first request,
+the daily job drops the days past REQUEST_LOG_DAYS whole and touches nothing else; on SQLite
+the daily job deletes the same days' rows."""
+
+from datetime import UTC, date, datetime, timedelta
+
+import pytest
+import time_machine
+from django.db import connection
+
+from apps.request_log.housekeeping import request_log_prune
+from apps.request_log.models import RequestLogEntry
+from apps.request_log.partitions import partitions_existing
+from tests.conftest import auth
+from tests.factories import make_key
+
+pytestmark = pytest.mark.django_db(transaction=True)
+DAY = date(2031, 3, 10)
+
+
+def at(day: date, hour: int = 12, minute: int = 0, second: int = 0):
+    return time_machine.travel(
+        datetime(day.year, day.month, day.day, hour, minute, second, tzinfo=UTC), tick=False
+    )
+
+
+@pytest.mark.postgres
+def test_partitions_are_made_ahead_and_expired_days_dropped_whole(client, settings):
+    settings.REQUEST_LOG_DAYS = 3
+    key = make_key(scopes=["pages:read"], expires_in=None)
+    with at(DAY, 23, 59, 30):
+        request_log_prune()
+        assert {DAY, DAY + timedelta(days=1), DAY + timedelta(days=2)} <= set(partitions_existing())
+        client.get("/api/v1/workspace", **auth(key.secret))
+    with at(DAY + timedelta(days=1), 0, 0, 1):  # across midnight: tomorrow's partition is there
+        client.get("/api/v1/workspace", **auth(key.secret))
+    with at(DAY + timedelta(days=2)):
+        client.get("/api/v1/workspace", **auth(key.secret))
+    assert RequestLogEntry.objects.count() == 3
+    with connection.cursor() as cursor:
+        cursor.execute('SELECT count(*) FROM "request_log_p20310311"')
+        assert cursor.fetchone()[0] == 1  # the row went to its own day
+
+    with at(DAY + timedelta(days=3), 3):  # days kept: the 11th, 12th and 13th
+        request_log_prune()
+    days = partitions_existing()
+    assert DAY not in days and min(
+        d for d in days if d >= DAY - timedelta(days=30)
+    ) >= DAY + timedelta(days=1)
+    assert DAY + timedelta(days=5) in days  # two days ahead again
+    kept = sorted(RequestLogEntry.objects.values_list("at", flat=True))
+    assert [moment.date() for moment in kept] == [DAY + timedelta(days=1), DAY + timedelta(days=2)]
+
+
+def test_on_any_database_the_daily_job_keeps_whole_days(client, settings):
+    settings.REQUEST_LOG_DAYS = 2
+    key = make_key(scopes=["pages:read"], expires_in=None)
+    for offset in range(4):
+        with at(DAY + timedelta(days=offset)):
+            client.get("/api/v1/workspace", **auth(key.secret))
+    with at(DAY + timedelta(days=3), 1):
+        request_log_prune()
+    days = sorted(m.date() for m in RequestLogEntry.objects.values_list("at", flat=True))
+    assert days == [DAY + timedelta(days=2), DAY + timedelta(days=3)]
