@@ -19,6 +19,8 @@ logger = logging.getLogger("apps.jobs")
 
 TICK = "_tick"
 TICK_EVERY = timedelta(minutes=1)
+# A job that failed runs again this soon (a daily job must not wait a day after a blip).
+RETRY_AFTER = timedelta(minutes=5)
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,8 @@ def job_claim(name: str, now: datetime, every: timedelta) -> bool:
 
 def jobs_run_due(now: datetime | None = None) -> list[str]:
     """Run every registered job that is due and not taken by another worker; return their
-    names. A job that fails is logged and keeps its schedule."""
+    names. A job that fails is logged and runs again within five minutes (or at its next
+    time, if that comes sooner)."""
     now = now or timezone.now()
     ran = []
     for job in list(_jobs.values()):
@@ -63,7 +66,8 @@ def jobs_run_due(now: datetime | None = None) -> list[str]:
         except Exception as exc:  # one job's failure never stops the others
             logger.exception("Scheduled job %s failed", job.name)
             error = f"{type(exc).__name__}: {exc}"[:2000]
-        ScheduledJob.objects.filter(name=job.name).update(last_error=error)
+        retry = {"next_run_at": now + RETRY_AFTER} if error and job.every > RETRY_AFTER else {}
+        ScheduledJob.objects.filter(name=job.name).update(last_error=error, **retry)
         ran.append(job.name)
     return ran
 

@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand
 from django.db import (
     DatabaseError,
     InterfaceError,
+    InternalError,
     OperationalError,
     close_old_connections,
     connections,
@@ -32,6 +33,10 @@ BACKOFF_MAX = 30.0
 # through a pooler, a backend terminated mid-COMMIT surfaces as an InternalError ("received 2
 # results from command 'COMMIT'"), and the cure is the same, a new connection.
 DATABASE_GONE = (OperationalError, InterfaceError, DatabaseError)
+# A task that failed because its own connection died (not because of what it did) is run
+# again, up to this many attempts in all; a task's other errors are its result.
+TASK_CONNECTION_ERRORS = (OperationalError, InterfaceError, InternalError)
+TASK_ATTEMPTS = 5
 
 
 def keep_alive(stop: threading.Event, worker_id: str, every: float | None = None) -> None:
@@ -61,12 +66,24 @@ class ResilientWorker(db_worker.Worker):
     """django-tasks-db's worker, which outlives the database going away: where it would exit
     (it re-raises every OperationalError but "database is locked"), this one closes its
     connection, waits with backoff and goes on. A task whose result it could not write when
-    the connection dropped goes back to the queue once the database answers again."""
+    the connection dropped goes back to the queue once the database answers again, and so
+    does a task that failed because its own connection dropped (up to 5 attempts)."""
 
     unfinished: Any = None  # the task being run, until its result is written
 
     def run_task(self, db_task_result: Any) -> None:
         self.unfinished = db_task_result.pk
+        record_failure = db_task_result.set_failed
+
+        def set_failed(error: BaseException) -> None:
+            attempts = len(db_task_result.worker_ids or ())
+            if isinstance(error, TASK_CONNECTION_ERRORS) and attempts < TASK_ATTEMPTS:
+                # The database went away under the task: the worker's reconnecting path
+                # below queues it again (`release_unfinished`).
+                raise error
+            record_failure(error)
+
+        db_task_result.set_failed = set_failed
         super().run_task(db_task_result)
         self.unfinished = None  # not reached when writing the result failed
 
