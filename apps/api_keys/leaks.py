@@ -25,6 +25,7 @@ from apps.common.tasks import send_email
 
 from .audit_actions import KEY_LEAKED
 from .models import ApiKey, SecretScanningKeySet
+from .notices import key_links
 from .services import api_key_revoke
 from .verification import api_key_find_by_secret
 
@@ -135,6 +136,11 @@ def _parse(body: bytes) -> list[dict[str, str]]:
     return items
 
 
+def what_it_did_url(key: ApiKey) -> str:
+    """Where the key's page shows what it did before the revocation (its blast radius)."""
+    return key_links(key, settings.SITE_URL)["page"] + "#blast-radius"
+
+
 def _tell_the_holder(key: ApiKey, url: str) -> None:
     """Queue the e-mail to the key's holder (sent by a worker, in the transaction of the
     revocation: no mail for a revocation rolled back)."""
@@ -143,9 +149,10 @@ def _tell_the_holder(key: ApiKey, url: str) -> None:
         f"Your API key “{key.name}” was found in public and has been revoked",
         f"GitHub found the API key “{key.name}” ({key.hint}) of {key.workspace.name} in a "
         f"public place{where}. It has been revoked, so it no longer works.\n\n"
-        "Create a new key for whatever used it, keep it out of code and repositories (use an "
-        "environment variable or a secret store), and check the audit log for requests made "
-        "with the leaked key.\n",
+        "See what it did in the 24 hours before, what it created or changed and where it was "
+        f"used from:\n{what_it_did_url(key)}\n\n"
+        "Create a new key for whatever used it, and keep it out of code and repositories (use "
+        "an environment variable or a secret store).\n",
         [key.user.email],
     )
 
@@ -184,6 +191,6 @@ def _revoke_leaked(key: ApiKey, url: str, source: str) -> None:
             actor=REPORTER,
             key=key,
             subject=f"{key.name} ({key.hint})",
-            data={"url": url[:2000], "source": source[:100]},
+            data={"url": url[:2000], "source": source[:100], "whatItDid": what_it_did_url(key)},
         )
         _tell_the_holder(key, url)

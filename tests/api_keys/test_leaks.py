@@ -93,6 +93,7 @@ def test_a_signed_report_revokes_the_key_audits_and_tells_the_holder(
     run_tasks()
     assert len(mail.outbox) == 1 and "Zapier" in mail.outbox[0].subject
     assert "https://github.com/a/b/1" in mail.outbox[0].body
+    assert f"/integrations/api/keys/{created.key.pk}/#blast-radius" in mail.outbox[0].body
     assert created.secret not in mail.outbox[0].body
 
 

@@ -106,6 +106,8 @@ def test_each_change_of_a_key_arrives_once_verified_by_a_standard_webhooks_libra
     assert [p["data"]["key"]["id"] for p in by_type["key.rolled"]] == [key_id]
     assert by_type["key.narrowed"][0]["data"]["key"]["scopes"] == ["pages:read"]
     assert by_type["key.leaked"][0]["data"]["key"]["hint"] == leaked.key.hint
+    what_it_did = by_type["key.leaked"][0]["data"]["details"]["whatItDid"]
+    assert what_it_did.endswith(f"/integrations/api/keys/{leaked.key.pk}/#blast-radius")
     assert by_type["key.expiring"][0]["data"]["key"]["name"] == expiring.key.name
     assert by_type["key.created"][0]["data"]["actor"]["type"] == "key"  # the API call
     assert {p["data"]["workspace"]["name"] for p in payloads} == {
