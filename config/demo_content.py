@@ -1,15 +1,17 @@
 """Something in the demo workspace (`manage.py demo`, DEBUG only), so that a newcomer sees what
 the product does before making anything: products, pages, communities with members and posts,
 a teammate, keys of every kind and state (restricted, expiring, revoked, a member's, a CLI
-login's, a connected app's), a month of usage. Made once, through the same services as
-everything else; a workspace that already has products is left as it is."""
+login's, a connected app's), a month of usage and of the request log. Made once, through the
+same services as everything else; a workspace that already has products is left as it is."""
 
 from datetime import timedelta
 
 from django.utils import timezone
 
 from apps.accounts.models import User
+from apps.api.facts import new_request_id
 from apps.api.scopes import ALL_SCOPES
+from apps.api.usage import RequestEntry
 from apps.api_keys.models import ApiKey
 from apps.api_keys.restrictions import Restrictions
 from apps.api_keys.services import api_key_create, api_key_revoke
@@ -26,6 +28,7 @@ from apps.oauth.models import OAuthClient
 from apps.pages.services import page_create
 from apps.products.models import Product
 from apps.products.services import product_create
+from apps.request_log.recording import entries_write
 from apps.usage.models import KeyUsageDay, KeyUsageHour
 from apps.workspaces.models import Membership, Workspace
 
@@ -76,6 +79,7 @@ def demo_content_ensure(workspace: Workspace, owner: User) -> bool:
     keys = _keys(workspace, owner, admin, members["ada"], communities, operator)
     _connected_app(workspace, owner)
     _usage(keys)
+    _request_log(list(ApiKey.objects.filter(workspace=workspace).order_by("pk")))
     return True
 
 
@@ -220,3 +224,57 @@ def _usage(keys: list[ApiKey]) -> None:
             )
     KeyUsageDay.objects.bulk_create(days)
     KeyUsageHour.objects.bulk_create(hours)
+
+
+# What the demo's keys asked, by kind: (method, path, operation, status, error).
+CALLS = {
+    "workspace": [
+        ("GET", "/api/v1/workspace", "get_workspace", 200, ""),
+        ("GET", "/api/v1/products", "list_products", 200, ""),
+        ("GET", "/api/v1/pages", "list_pages", 200, ""),
+        ("POST", "/api/v1/pages", "create_page", 201, ""),
+        ("GET", "/api/v1/communities", "list_communities", 403, "insufficient-scope"),
+        ("GET", "/api/v1/products", "list_products", 429, "rate-limited"),
+    ],
+    "member": [
+        ("GET", "/api/v1/communities", "list_communities", 200, ""),
+        ("POST", "/api/v1/communities/1/posts", "create_post", 201, ""),
+        ("GET", "/api/v1/products", "list_products", 403, "insufficient-scope"),
+    ],
+}
+ADDRESSES = ("203.0.113.7", "203.0.113.8", "198.51.100.23")
+AGENTS = ("zapier-webhooks/2.1", "python-httpx/0.28.1", "gatehouse-cli/1.0", "curl/8.5.0")
+
+
+def _request_log(keys: list[ApiKey]) -> None:
+    """A month of the request log, a few requests an hour for each key (and the revoked key's
+    last day before its revocation): the key pages, Logs and the blast radius have content."""
+    now = timezone.now()
+    entries = []
+    for n, key in enumerate(keys):
+        calls = CALLS["member" if key.kind == ApiKey.Kind.MEMBER else "workspace"]
+        end = key.revoked_at or now
+        for age_hours in range(0, 30 * 24, 3 + n % 4):
+            at = end - timedelta(hours=age_hours, minutes=(n * 7 + age_hours) % 60)
+            if at < key.created_at - timedelta(days=30):
+                break
+            method, path, operation, status, error = calls[(age_hours // 3 + n) % len(calls)]
+            door = "mcp" if (age_hours + n) % 5 == 0 and method == "GET" else "api"
+            entries.append(
+                RequestEntry(
+                    request_id=new_request_id(),
+                    at=at,
+                    key_id=key.pk,
+                    door=door,
+                    method="POST" if door == "mcp" else method,
+                    path="/mcp" if door == "mcp" else path,
+                    operation=f"mcp:{operation}" if door == "mcp" else operation,
+                    status=status,
+                    error=error,
+                    duration_ms=round(1.5 + (age_hours * 13 + n) % 40 / 4, 2),
+                    client_ip=ADDRESSES[(age_hours // 24 + n) % len(ADDRESSES)],
+                    user_agent=AGENTS[n % len(AGENTS)],
+                    object_id=str(100 + age_hours) if status == 201 else "",
+                )
+            )
+    entries_write(entries)

@@ -2,15 +2,18 @@
 it, made once."""
 
 import re
+from datetime import timedelta
 from io import StringIO
 
 from django.core.management import call_command
+from django.utils import timezone
 
 from apps.api_keys.models import ApiKey
 from apps.communities.models import Community, Post
 from apps.oauth.models import OAuthGrant
 from apps.pages.models import Page
 from apps.products.models import Product
+from apps.request_log.models import RequestLogEntry
 from apps.usage.models import KeyUsageDay
 from apps.workspaces.models import Membership, Workspace
 
@@ -39,10 +42,16 @@ def test_the_demo_workspace_has_something_in_it_once(db, settings, tmp_path, cli
     assert keys.filter(kind="member").exists()
     assert keys.exclude(allowed_networks=[]).exists()  # a restricted one
     assert KeyUsageDay.objects.filter(key__workspace=workspace).count() >= 30
+    log = RequestLogEntry.objects.filter(workspace_id=workspace.pk)
+    assert log.filter(at__lt=timezone.now() - timedelta(days=25)).exists()  # a month of it
+    assert log.filter(status__gte=400).exists() and log.filter(door="mcp").exists()
+    revoked = keys.in_state("revoked").get()
+    assert log.filter(key_id=revoked.pk, at__gte=revoked.revoked_at - timedelta(days=1)).exists()
     counts = (Product.objects.count(), ApiKey.objects.count(), KeyUsageDay.objects.count())
     again = start()
     assert "filled with" not in again
     assert (Product.objects.count(), ApiKey.objects.count(), KeyUsageDay.objects.count()) == counts
+    assert RequestLogEntry.objects.filter(workspace_id=workspace.pk).count() == log.count()
     # The demo key it prints works, and sees the demo's products.
     secret = re.search(r"Demo key:\s+(\S+)", again).group(1)
     answer = client.get("/api/v1/products", HTTP_AUTHORIZATION=f"Bearer {secret}")
