@@ -163,6 +163,47 @@ def seed_usage(key) -> None:
         )
 
 
+def seed_requests(*keys) -> None:
+    """A day of each key's requests (refusals, an MCP call, a created page), so the key pages,
+    Logs and a revoked key's blast radius have rows."""
+    from django.utils import timezone
+
+    from apps.api.facts import new_request_id
+    from apps.api.usage import RequestEntry
+    from apps.request_log.recording import entries_write
+
+    calls = [
+        ("GET", "/api/v1/communities", "list_communities", 200, ""),
+        ("POST", "/api/v1/pages", "create_page", 201, ""),
+        ("GET", "/api/v1/products", "list_products", 403, "insufficient-scope"),
+        ("POST", "/mcp", "mcp:get_workspace", 200, ""),
+        ("GET", "/api/v1/workspace", "get_workspace", 429, "rate-limited"),
+    ]
+    entries = []
+    for key in keys:
+        end = key.revoked_at or timezone.now()
+        for n in range(24):
+            method, path, operation, status, error = calls[n % len(calls)]
+            entries.append(
+                RequestEntry(
+                    request_id=new_request_id(),
+                    at=end - timedelta(minutes=37 * n + 1),
+                    key_id=key.pk,
+                    door="mcp" if path == "/mcp" else "api",
+                    method=method,
+                    path=path,
+                    operation=operation,
+                    status=status,
+                    error=error,
+                    duration_ms=2.5 + n,
+                    client_ip=("203.0.113.7", "2001:db8:1234:5678::42")[n % 2],
+                    user_agent="Mozilla/5.0 (X11; Linux x86_64) zapier-sync/2.4 (+billing team)",
+                    object_id="57" if status == 201 else "",
+                )
+            )
+    entries_write(entries)
+
+
 # Every element, not only the document: a table wider than its card scrolls inside it and hides
 # its last columns without making the page any wider.
 OUT_OF_BOUNDS = """() => {
@@ -265,6 +306,8 @@ def test_no_page_scrolls_sideways(browser, live_server, shoot, width):
     MembershipFactory(workspace=workspace, user=teammate, role="admin")
     theirs = make_key(user=teammate, workspace=workspace, name="Their key").key
     api_key_revoke(key=theirs, actor=Actor.of_user(owner))
+    theirs.refresh_from_db()
+    seed_requests(key, theirs)
     context = browser.new_context(
         base_url=live_server.url, viewport={"width": WIDTHS[width], "height": 900}
     )
@@ -291,12 +334,16 @@ def test_no_page_scrolls_sideways(browser, live_server, shoot, width):
             **owner_pages(key.pk, community.pk, seed_webhooks(owner)),
             **seed_oauth(owner, live_server.url),
             "key-page-long-holder": f"/integrations/api/keys/{theirs.pk}/",
+            "logs": "/logs/",
+            "logs-refused": "/logs/?status=4xx",
         }
         for name, path in pages.items():
             response = page.goto(path)
             assert response.status == 200, (name, response.status)
             if name == "webhook":  # the delivery log with one delivery's attempts open
                 page.locator(".deliveries details summary").first.click()
+            if name in ("logs", "key-page"):  # one request opened to its details
+                page.locator(".requests details summary").first.click()
             shoot(page, f"{width}-{name}")
             scroll_width = page.evaluate("document.documentElement.scrollWidth")
             if scroll_width > WIDTHS[width]:

@@ -1,0 +1,61 @@
+"""A key's requests in Chromium: calls made through the API and MCP appear on the key's page,
+newest first, each with the Request-Id its answer carried; a row opens to its details; the
+outcome filter and Logs' search by request id find the refused one."""
+
+import pytest
+import requests
+
+from tests.browser.test_dashboard import sign_in
+from tests.factories import make_key, owner_of
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_the_key_page_shows_each_request_with_the_id_its_answer_carried(browser, live_server):
+    owner = owner_of(email="owner@acme.test")
+    key = make_key(user=owner, scopes=["pages:read"], name="Nightly sync")
+    headers = {"Authorization": f"Bearer {key.secret}"}
+    url = live_server.url
+    answers = [
+        requests.get(f"{url}/api/v1/workspace?debug=1", headers=headers, timeout=10),
+        requests.get(f"{url}/api/v1/products", headers=headers, timeout=10),  # 403
+        requests.post(
+            f"{url}/mcp",
+            json={
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "get_workspace", "arguments": {}},
+            },
+            headers={**headers, "Accept": "application/json, text/event-stream"},
+            timeout=10,
+        ),
+    ]
+    ids = [answer.headers["Request-Id"] for answer in answers]
+    page = browser.new_context(base_url=url).new_page()
+    sign_in(page, "owner@acme.test")
+    page.goto(f"/integrations/api/keys/{key.key.pk}/")
+    shown = page.locator("#requests [data-request-id]").evaluate_all(
+        "rows => rows.map(row => row.dataset.requestId)"
+    )
+    assert shown == ids[::-1]
+    newest = page.locator(f'[data-request-id="{ids[2]}"]')
+    assert "get_workspace" in newest.locator("summary").inner_text()
+    newest.locator("summary").click()
+    assert ids[2] in newest.locator("dl").inner_text()
+    assert "?debug" not in page.content()
+
+    page.click("text=Refused or invalid")
+    refused = page.locator("#requests [data-request-id]").evaluate_all(
+        "rows => rows.map(row => row.dataset.requestId)"
+    )
+    assert refused == [ids[1]]
+
+    page.click("text=Open in Logs")
+    page.fill("input[name=q]", ids[1])
+    page.click("button:has-text('Filter')")
+    found = page.locator("[data-request-id]").evaluate_all(
+        "rows => rows.map(row => row.dataset.requestId)"
+    )
+    assert found == [ids[1]]
+    assert "insufficient-scope" in page.locator(f'[data-request-id="{ids[1]}"]').inner_text()
