@@ -1,14 +1,17 @@
 """gunicorn reads this file from the working directory.
 
 If the access log is turned on (--access-logfile), it logs the path without the query string
-(%(U)s rather than the request line %(r)s): a key someone put in a URL must not land in a log.
+(%(U)s rather than the request line %(r)s): a key someone put in a URL must not land in a log;
+and it ends with the answer's Request-Id, so support can join a user's report to the line.
 """
 
 import json
 
 from gunicorn import util
 
-access_log_format = '%(h)s %(l)s %(u)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(b)s "%(f)s" "%(a)s"'
+access_log_format = (
+    '%(h)s %(l)s %(u)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(b)s "%(f)s" "%(a)s" %({request-id}o)s'
+)
 
 # The longest request line gunicorn allows (its default is 4094): a GET /api/v1/keys with every
 # filter at its longest stays far below it, and a longer one is refused before Django.
@@ -30,12 +33,14 @@ GUNICORN_REFUSALS = {
 
 def write_json_error(sock, status_int: int, reason: str, mesg: str) -> None:
     from apps.api.errors import DEFAULT_MESSAGES  # in the worker, where the app is loaded
+    from apps.api.facts import new_request_id
 
     error = GUNICORN_REFUSALS.get(status_int, "bad-request")
     body = json.dumps({"error": error, "message": DEFAULT_MESSAGES[error]}).encode()
     head = (
         f"HTTP/1.1 {status_int} {reason}\r\nConnection: close\r\n"
-        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+        f"Request-Id: {new_request_id()}\r\n\r\n"
     )
     util.write_nonblock(sock, head.encode("latin1") + body)
 

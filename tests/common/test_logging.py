@@ -3,6 +3,7 @@ what gunicorn answers by itself is JSON like the rest."""
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -62,6 +63,7 @@ def test_the_gunicorn_access_log_has_no_query_string(tmp_path):
     text = _serve_and_call(command, port, tmp_path)
     assert '"GET /api/v1/workspace HTTP/1.1" 400' in text
     assert SECRET not in text and "access_token" not in text
+    assert re.search(r'"GET /api/v1/workspace HTTP/1.1" 400 .* req_[0-9a-f]{24}$', text, re.M)
 
 
 @pytest.mark.parametrize(
@@ -101,4 +103,5 @@ def test_what_gunicorn_refuses_itself_is_answered_in_the_apis_json(
     head, _, body = answer.partition(b"\r\n\r\n")
     assert head.startswith(f"HTTP/1.1 {status} ".encode())
     assert b"\r\nContent-Type: application/json\r\n" in head
+    assert re.search(rb"\r\nRequest-Id: req_[0-9a-f]{24}(\r\n|$)", head)
     assert json.loads(body)["error"] == error and json.loads(body)["message"]
