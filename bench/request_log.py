@@ -1,0 +1,179 @@
+"""The request log at size: reading a key's latest page and a filtered Logs page among 10 million
+rows, and how fast the flush writes. Needs PostgreSQL.
+
+    .venv/bin/python bench/request_log.py [--rows 10000000] [--repeat 30]
+
+Fills a fresh PostgreSQL database (its table partitioned by day, as in production) with
+`--rows` requests over the last 30 days: 20 workspaces of 50 keys, 92 % answered 2xx, 7 % 4xx,
+1 % 5xx. Then, in process and warm, times the reads the pages and the API make (server time:
+the query and the rows made into objects), median and worst of `--repeat` runs each:
+
+1. a key's latest 50 requests (its page, `GET /keys/{id}/requests`);
+2. the Logs page filtered by status class (4xx, and the rarer 5xx) over the last week;
+3. one request found by its id among all of them;
+4. the flush: 100,000 entries written by `entries_write` (one COPY), rows per second.
+
+It also prints each read's plan (EXPLAIN ANALYZE), so a slow one says why.
+"""
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DATABASE = "gatehouse_request_log_bench"
+WORKSPACES, KEYS_EACH, DAYS = 20, 50, 30
+
+
+def timed(run, repeat: int) -> tuple[float, float]:
+    """Median and worst of `repeat` runs, in milliseconds, after one warm-up run."""
+    run()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        run()
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times), max(times)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, default=10_000_000)
+    parser.add_argument("--repeat", type=int, default=30)
+    args = parser.parse_args()
+    subprocess.run(["dropdb", "--if-exists", "-h", "127.0.0.1", "-U", "postgres", DATABASE])
+    subprocess.run(["createdb", "-h", "127.0.0.1", "-U", "postgres", DATABASE], check=True)
+    os.environ.update(
+        DATABASE_URL=f"postgres://postgres@/{DATABASE}?host=/var/run/postgresql",
+        DJANGO_SETTINGS_MODULE="config.settings",
+        DEBUG="false",
+        SECRET_KEY="bench-" + "x" * 60,
+        API_KEY_HASH_SECRET="bench-" + "y" * 60,
+    )
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection, transaction
+
+    from apps.api.facts import new_request_id
+    from apps.api.usage import RequestEntry
+    from apps.api_keys.models import ApiKey
+    from apps.request_log.partitions import partitions_ensure
+    from apps.request_log.reading import LogFilters, requests_page
+    from apps.request_log.recording import entries_write
+    from apps.workspaces.models import Workspace
+    from tests.factories import UserFactory
+
+    call_command("migrate", verbosity=0)
+    owner = UserFactory()
+    workspaces = [Workspace.objects.create(name=f"Bench {n}") for n in range(WORKSPACES)]
+    keys = [
+        ApiKey.objects.create(
+            workspace=workspace,
+            user=owner,
+            name=f"key {n}",
+            scopes=["pages:read"],
+            secret_hash=uuid.uuid4().hex + uuid.uuid4().hex,
+            hint=f"gwk_…{n:04d}",
+        )
+        for workspace in workspaces
+        for n in range(KEYS_EACH)
+    ]
+    now = datetime.now(UTC)
+    with transaction.atomic():
+        partitions_ensure({(now - timedelta(days=d)).date() for d in range(DAYS + 1)})
+    span = DAYS * 86_400
+    print(f"Filling {args.rows:,} rows over {DAYS} days ...", flush=True)
+    started = time.perf_counter()
+    with connection.cursor() as cursor:
+        # generate_series in the server: 10 million rows without 10 million Python objects.
+        cursor.execute(
+            """
+            INSERT INTO request_log (at, key_id, workspace_id, door, method, path, operation,
+                status, error, duration_ms, client_ip, user_agent, request_id, object_id)
+            SELECT now() - make_interval(secs => (g * 7919) %% %s),
+                   k.id, k.workspace_id, 'api', 'GET', '/api/v1/pages', 'list_pages',
+                   CASE WHEN g %% 100 = 0 THEN 503 WHEN g %% 100 < 8 THEN 403 ELSE 200 END,
+                   CASE WHEN g %% 100 = 0 THEN 'internal-error'
+                        WHEN g %% 100 < 8 THEN 'insufficient-scope' ELSE '' END,
+                   2.5, '203.0.113.7', 'bench/1.0', 'req_' || lpad(to_hex(g), 24, '0'), ''
+            FROM generate_series(1, %s) AS g
+            JOIN (SELECT id, workspace_id, row_number() OVER (ORDER BY id) - 1 AS n
+                  FROM api_keys_apikey) AS k ON k.n = g %% %s
+            """,
+            [span, args.rows, len(keys)],
+        )
+        cursor.execute("ANALYZE request_log")
+    print(f"  filled in {time.perf_counter() - started:.0f} s", flush=True)
+
+    workspace, key = workspaces[7], keys[7 * KEYS_EACH + 3]
+    week = now - timedelta(days=7)
+    reads = {
+        "a key's latest 50 requests": lambda: requests_page(
+            workspace.pk, LogFilters(key_id=key.pk), limit=50
+        ),
+        "Logs: 4xx over the last week, first page": lambda: requests_page(
+            workspace.pk, LogFilters(status="4xx", since=week)
+        ),
+        "Logs: 5xx over the last week, first page": lambda: requests_page(
+            workspace.pk, LogFilters(status="5xx", since=week)
+        ),
+        "one request by its id": lambda: requests_page(
+            workspace.pk, LogFilters(request_id="req_" + f"{7 * KEYS_EACH + 3 + 1000:x}".zfill(24))
+        ),
+    }
+    print(f"\n| read ({args.rows:,} rows) | median ms | worst ms |\n|---|---|---|")
+    for name, read in reads.items():
+        median, worst = timed(read, args.repeat)
+        print(f"| {name} | {median:.2f} | {worst:.2f} |", flush=True)
+
+    entries = [
+        RequestEntry(
+            new_request_id(),
+            now - timedelta(seconds=n % 600),
+            keys[n % len(keys)].pk,
+            "api",
+            "GET",
+            "/api/v1/pages",
+            "list_pages",
+            200,
+            "",
+            2.5,
+            "203.0.113.7",
+            "bench/1.0",
+            "",
+        )
+        for n in range(100_000)
+    ]
+    started = time.perf_counter()
+    with transaction.atomic():
+        written = entries_write(entries)
+    seconds = time.perf_counter() - started
+    print(f"\nflush: {written:,} rows in {seconds:.2f} s = {written / seconds:,.0f} rows/s")
+
+    if os.environ.get("BENCH_EXPLAIN", "1") == "1":
+        from apps.request_log.models import RequestLogEntry
+
+        for name, rows in {
+            "key": RequestLogEntry.objects.filter(workspace_id=workspace.pk, key_id=key.pk),
+            "5xx week": RequestLogEntry.objects.filter(
+                workspace_id=workspace.pk, status__gte=500, status__lt=600, at__gte=week
+            ),
+        }.items():
+            print(f"\nplan, {name}:")
+            print(rows.order_by("-at", "-id")[:51].explain(analyze=True))
+    connection.close()
+    subprocess.run(["dropdb", "--if-exists", "-h", "127.0.0.1", "-U", "postgres", DATABASE])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
