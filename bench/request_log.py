@@ -99,7 +99,7 @@ def main() -> int:
             """
             INSERT INTO request_log (at, key_id, workspace_id, door, method, path, operation,
                 status, error, duration_ms, client_ip, user_agent, request_id, object_id)
-            SELECT now() - make_interval(secs => (g * 7919) %% %s),
+            SELECT now() - make_interval(secs => (g::bigint * 7919) %% %s),
                    k.id, k.workspace_id, 'api', 'GET', '/api/v1/pages', 'list_pages',
                    CASE WHEN g %% 100 = 0 THEN 503 WHEN g %% 100 < 8 THEN 403 ELSE 200 END,
                    CASE WHEN g %% 100 = 0 THEN 'internal-error'
