@@ -101,9 +101,10 @@ def main() -> int:
                 status, error, duration_ms, client_ip, user_agent, request_id, object_id)
             SELECT now() - make_interval(secs => (g::bigint * 7919) %% %s),
                    k.id, k.workspace_id, 'api', 'GET', '/api/v1/pages', 'list_pages',
-                   CASE WHEN g %% 100 = 0 THEN 503 WHEN g %% 100 < 8 THEN 403 ELSE 200 END,
-                   CASE WHEN g %% 100 = 0 THEN 'internal-error'
-                        WHEN g %% 100 < 8 THEN 'insufficient-scope' ELSE '' END,
+                   CASE WHEN g / 1009 %% 100 = 0 THEN 503 WHEN g / 1009 %% 100 < 8 THEN 403
+                        ELSE 200 END,
+                   CASE WHEN g / 1009 %% 100 = 0 THEN 'internal-error'
+                        WHEN g / 1009 %% 100 < 8 THEN 'insufficient-scope' ELSE '' END,
                    2.5, '203.0.113.7', 'bench/1.0', 'req_' || lpad(to_hex(g), 24, '0'), ''
             FROM generate_series(1, %s) AS g
             JOIN (SELECT id, workspace_id, row_number() OVER (ORDER BY id) - 1 AS n
@@ -125,6 +126,9 @@ def main() -> int:
         ),
         "Logs: 5xx over the last week, first page": lambda: requests_page(
             workspace.pk, LogFilters(status="5xx", since=week)
+        ),
+        "Logs: a status no request had (429), last week": lambda: requests_page(
+            workspace.pk, LogFilters(status="429", since=week)
         ),
         "one request by its id": lambda: requests_page(
             workspace.pk, LogFilters(request_id="req_" + f"{7 * KEYS_EACH + 3 + 1000:x}".zfill(24))

@@ -40,6 +40,10 @@ class RequestLogEntry(models.Model):
         indexes = [
             models.Index(fields=["key_id", "-at"], name="request_log_key_at"),
             models.Index(fields=["workspace_id", "-at"], name="request_log_workspace_at"),
+            # Logs filtered by a status class: a rare class is found without reading the rest.
+            models.Index(
+                fields=["workspace_id", "status", "-at"], name="request_log_workspace_status"
+            ),
             models.Index(fields=["request_id"], name="request_log_request_id"),
         ]
 

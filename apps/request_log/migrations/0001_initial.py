@@ -21,6 +21,7 @@ CREATE TABLE "request_log" (
 ) PARTITION BY RANGE ("at");
 CREATE INDEX "request_log_key_at" ON "request_log" ("key_id", "at" DESC);
 CREATE INDEX "request_log_workspace_at" ON "request_log" ("workspace_id", "at" DESC);
+CREATE INDEX "request_log_workspace_status" ON "request_log" ("workspace_id", "status", "at" DESC);
 CREATE INDEX "request_log_request_id" ON "request_log" ("request_id");
 """
 
@@ -72,6 +73,10 @@ class Migration(migrations.Migration):
                 "indexes": [
                     models.Index(fields=["key_id", "-at"], name="request_log_key_at"),
                     models.Index(fields=["workspace_id", "-at"], name="request_log_workspace_at"),
+                    models.Index(
+                        fields=["workspace_id", "status", "-at"],
+                        name="request_log_workspace_status",
+                    ),
                     models.Index(fields=["request_id"], name="request_log_request_id"),
                 ],
             },
