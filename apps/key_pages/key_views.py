@@ -6,6 +6,7 @@ from typing import Any
 from django.contrib import messages
 from django.http import HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
 
 from apps.api_keys.choosable import chosen_names
@@ -133,7 +134,9 @@ def key_narrow_page(request: WorkspaceRequest, pages: KeyPages, key_id: int) -> 
 def key_revoke_page(request: WorkspaceRequest, pages: KeyPages, key_id: int) -> HttpResponse:
     """GET asks for confirmation (the path without JavaScript); POST revokes."""
     key = _key_or_404(request, pages, key_id)
-    context = {**pages.context(request), "key": key}
+    key_page = reverse(pages.url_name("detail"), args=[key.pk])
+    back_to_key = key_page if request.GET.get("next") == key_page else ""
+    context = {**pages.context(request), "key": key, "back_to_key": back_to_key}
     if request.method == "GET":
         return render(request, "key_pages/key_revoke_confirm.html", context)
     already_revoked = key.revoked_at is not None
@@ -144,6 +147,8 @@ def key_revoke_page(request: WorkspaceRequest, pages: KeyPages, key_id: int) -> 
         messages.info(request, f"“{key.name}” was already revoked.")
     else:
         messages.success(request, f"Revoked “{key.name}”. It no longer works on the API.")
+    if request.POST.get("next") == key_page:  # revoked from its own page: stay there
+        return redirect(key_page)
     return redirect(pages.url_name("list"))
 
 

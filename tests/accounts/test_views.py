@@ -519,7 +519,7 @@ def test_recovery_codes_can_be_copied_as_well_as_downloaded(client):
     client.force_login(user)
     page = client.get("/account/2fa/recovery-codes/").content.decode()
     assert 'id="recovery_codes"' in page and "Download codes" in page
-    assert 'class="btn btn-small copy" data-copy-target="#recovery_codes"' in page
+    assert 'class="btn copy" data-copy-target="#recovery_codes"' in page
 
 
 def test_a_new_browser_signs_in_with_an_e_mailed_code_while_strangers_hold_the_ceiling(

@@ -59,3 +59,25 @@ def test_the_key_page_shows_each_request_with_the_id_its_answer_carried(browser,
     )
     assert found == [ids[1]]
     assert "insufficient-scope" in page.locator(f'[data-request-id="{ids[1]}"]').inner_text()
+
+
+def test_revoking_from_the_keys_page_asks_in_the_same_dialog_and_stays_there(browser, live_server):
+    owner = owner_of(email="owner@acme.test")
+    key = make_key(user=owner, scopes=["pages:read"], name="Build bot")
+    answer = requests.get(
+        f"{live_server.url}/api/v1/workspace",
+        headers={"Authorization": f"Bearer {key.secret}"},
+        timeout=10,
+    )
+    page = browser.new_context(base_url=live_server.url).new_page()
+    sign_in(page, "owner@acme.test")
+    page.goto(f"/integrations/api/keys/{key.key.pk}/")
+    page.locator(".page-head").get_by_role("button", name="Revoke").click()
+    dialog = page.locator("#confirm-dialog")
+    assert dialog.locator("h2").text_content() == f"Revoke “Build bot” ({key.key.hint})?"
+    dialog.get_by_role("button", name="Revoke key").click()
+    page.wait_for_url(f"**/integrations/api/keys/{key.key.pk}/")
+    assert "Revoked “Build bot”" in page.text_content(".flashes")
+    radius = page.locator('[data-testid="blast-radius"]')
+    assert "1 request" in radius.inner_text()
+    assert answer.headers["Request-Id"] in page.locator("#requests").inner_html()
