@@ -5,7 +5,7 @@
 On a fresh database (a SQLite file, or a PostgreSQL database over the local socket), with a
 receiver on loopback (a threaded http.server in this process that records each arrival):
 
-1. throughput: `--events` deliveries queued at once, then `manage.py db_worker --batch` run by
+1. throughput: `--events` deliveries queued at once, then `manage.py worker -- --batch` run by
    one worker, then by two at the same time; events delivered per second (wall time of the
    workers, from start to the last one's exit);
 2. latency: two workers polling (`--interval 0.1`, and the default 1 s), 200 keys revoked one
@@ -83,7 +83,7 @@ def setup_database(kind: str) -> dict[str, str]:
 
 
 def workers(env: dict[str, str], count: int, *extra: str) -> list[subprocess.Popen[bytes]]:
-    command = [sys.executable, "manage.py", "db_worker", "--no-startup-delay", "--no-reload"]
+    command = [sys.executable, "manage.py", "worker", "--", "--no-startup-delay", "--no-reload"]
     return [
         subprocess.Popen(
             [*command, "--worker-id", f"bench{n}", "--verbosity", "0", *extra], cwd=ROOT, env=env

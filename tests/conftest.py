@@ -121,6 +121,27 @@ def run_tasks(worker_id: str = "test-worker") -> int:
     return worker._run_tasks
 
 
+def batching_worker(worker_id: str = "batch-worker", **options):
+    """`manage.py worker`'s batching worker, in this process, to run every task that is due."""
+    from apps.jobs.batching import BatchingWorker
+
+    defaults = dict(queue_names=["default"], interval=0, batch=True, backend_name="default")
+    defaults |= dict(startup_delay=False, max_tasks=None, excluded_queue_names=[])
+    return BatchingWorker(worker_id=worker_id, **(defaults | options))
+
+
+def run_batched(worker_id: str = "batch-worker") -> int:
+    """Run every task that is due as `manage.py worker -- --batch` does; how many ran."""
+    from unittest import mock
+
+    from apps.jobs import batching
+
+    worker = batching_worker(worker_id)
+    with mock.patch.object(batching, "close_old_connections", lambda: None):
+        worker.run()
+    return worker._run_tasks
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

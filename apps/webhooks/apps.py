@@ -13,9 +13,8 @@ class WebhooksConfig(AppConfig):
         from apps.jobs.schedule import register_job
 
         from . import audit_actions  # noqa: F401 - declares the webhook.* actions
-        from .delivery import sweep
         from .events import emit_audited
-        from .housekeeping import deliveries_prune
+        from .housekeeping import deliveries_prune, sweep
 
         audit_listen(emit_audited)
         register_job("webhook-sweep", timedelta(minutes=1), sweep)

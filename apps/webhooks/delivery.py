@@ -16,12 +16,13 @@ from django.db import transaction
 from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
-from django_tasks import task
+from django_tasks import TaskContext, task
 from standardwebhooks.webhooks import Webhook
 
 from apps.audit.services import Actor, audit_record
 from apps.common.dates import moment_text
 from apps.common.tasks import send_email
+from apps.jobs.batching import after_task
 from apps.workspaces.models import Membership
 
 from .audit_actions import WEBHOOK_DISABLED
@@ -93,9 +94,21 @@ def deliver(
         return False
     attempt = _send(delivery, endpoint, now, client)
     attempt.manual = manual
-    with transaction.atomic():
-        _record(delivery, endpoint, attempt, now, manual)
+    after_task(lambda: _record(delivery, endpoint, attempt, now, manual))
     return attempt.succeeded
+
+
+def _deliver_new(delivery: WebhookDelivery) -> None:
+    """The first attempt at a delivery not yet written: nobody else can see it, so no hold; its
+    row is written with the outcome (with the task's result, under `manage.py worker`)."""
+    now = timezone.now()
+    endpoint = delivery.endpoint
+    if not endpoint.enabled:
+        delivery.status, delivery.next_attempt_at = WebhookDelivery.Status.FAILED, None
+        after_task(delivery.save)
+        return
+    attempt = _send(delivery, endpoint, now, None)
+    after_task(lambda: _record(delivery, endpoint, attempt, now, False))
 
 
 def _send(
@@ -158,21 +171,27 @@ def _record(
     now: datetime,
     manual: bool,
 ) -> None:
-    attempt.save()
+    new = delivery.pk is None  # its first attempt (_deliver_new): inserted as it ends up
     delivery.attempts = attempt.number
     delivery.locked_until = None
     if attempt.succeeded:
         delivery.status, delivery.next_attempt_at = WebhookDelivery.Status.DELIVERED, None
-        WebhookEndpoint.objects.filter(pk=endpoint.pk).update(failing_since=None)
+        if endpoint.failing_since is not None:  # as read before the attempt
+            WebhookEndpoint.objects.filter(pk=endpoint.pk).update(failing_since=None)
     else:
-        retries = sum(1 for t in delivery.tries.all() if not t.manual)
+        earlier = 0 if new else sum(1 for t in delivery.tries.all() if not t.manual)
+        retries = earlier + (0 if manual else 1)
         if not manual and retries <= len(RETRY_AFTER):
             delivery.next_attempt_at = now + RETRY_AFTER[retries - 1]
             deliver_one.using(run_after=delivery.next_attempt_at).enqueue(delivery.message_id)
         elif not manual:
             delivery.status, delivery.next_attempt_at = WebhookDelivery.Status.FAILED, None
         _note_failure(endpoint, now)
-    delivery.save(update_fields=["attempts", "locked_until", "status", "next_attempt_at"])
+    if new:
+        delivery.save()
+    else:
+        delivery.save(update_fields=["attempts", "locked_until", "status", "next_attempt_at"])
+    attempt.save()
 
 
 def _note_failure(endpoint: WebhookEndpoint, now: datetime) -> None:
@@ -186,25 +205,6 @@ def _note_failure(endpoint: WebhookEndpoint, now: datetime) -> None:
         and now - endpoint.failing_since >= DISABLE_AFTER
     ):
         endpoint_disable_failing(endpoint, now)
-
-
-def sweep(now: datetime | None = None, limit: int = 500) -> int:
-    """Queue again the deliveries that are due and not held, whose task was lost (a worker
-    killed mid-attempt, a queue emptied): a safety net, run every minute. Returns how many."""
-    now = now or timezone.now()
-    stale = now - timedelta(minutes=5)
-    lost = list(
-        WebhookDelivery.objects.filter(
-            status=WebhookDelivery.Status.PENDING, next_attempt_at__lte=stale
-        )
-        .filter(Q(locked_until__isnull=True) | Q(locked_until__lt=now))
-        .values_list("message_id", flat=True)[:limit]
-    )
-    for message_id in lost:
-        deliver_one.enqueue(message_id)
-    # An event's fan-out task taken by a worker that died is taken back by the workers' lease
-    # (apps/jobs/workers.py), like any other task.
-    return len(lost)
 
 
 def endpoint_disable_failing(endpoint: WebhookEndpoint, now: datetime) -> None:
@@ -246,35 +246,44 @@ def message_id_of(event_id: str, endpoint_id: int) -> str:
     return f"msg_{event_id}_{endpoint_id}"
 
 
-@task()
+@task(takes_context=True)
 def deliver_event(
-    event_id: str, event_type: str, body: str, endpoint_ids: list[int], at: str
+    context: TaskContext,
+    event_id: str,
+    event_type: str,
+    body: str,
+    endpoint_ids: list[int],
+    at: str,
 ) -> None:
-    """An event, as the request queued it: write its deliveries (once, whatever the number of
-    runs), then make the first attempt, here for a single endpoint or each in its own task so
-    a slow endpoint never holds up another."""
+    """An event, as the request queued it. For a single endpoint, the first attempt here, its
+    delivery written with the outcome; for several, the deliveries written (once, whatever the
+    number of runs) and each attempted in its own task, so a slow endpoint never holds up
+    another."""
     created = datetime.fromisoformat(at)
-    endpoints = WebhookEndpoint.objects.filter(pk__in=endpoint_ids).values_list("pk", flat=True)
-    WebhookDelivery.objects.bulk_create(
-        [
-            WebhookDelivery(
-                endpoint_id=endpoint_id,
-                message_id=message_id_of(event_id, endpoint_id),
-                event_type=event_type,
-                payload=body,
-                created_at=created,
-                next_attempt_at=created,
-            )
-            for endpoint_id in endpoints  # an endpoint removed meanwhile gets nothing
-        ],
-        ignore_conflicts=True,
-    )
-    message_ids = [message_id_of(event_id, endpoint_id) for endpoint_id in endpoints]
-    if len(message_ids) == 1:
-        deliver(message_ids[0])
-        return
-    for message_id in message_ids:
-        deliver_one.enqueue(message_id)
+    deliveries = [
+        WebhookDelivery(
+            endpoint=endpoint,
+            message_id=message_id_of(event_id, endpoint.pk),
+            event_type=event_type,
+            payload=body,
+            created_at=created,
+            next_attempt_at=created,
+        )
+        for endpoint in WebhookEndpoint.objects.filter(pk__in=endpoint_ids).order_by()
+    ]  # an endpoint removed meanwhile gets nothing
+    if len(deliveries) == 1 and context.attempt == 1:  # a first run: nothing of it written yet
+        _deliver_new(deliveries[0])
+    elif len(deliveries) == 1:  # run again after its worker died: the delivery may be sent or held
+        WebhookDelivery.objects.bulk_create(deliveries, ignore_conflicts=True)
+        deliver(deliveries[0].message_id)
+    elif deliveries:
+        after_task(lambda: _fan_out(deliveries))
+
+
+def _fan_out(deliveries: list[WebhookDelivery]) -> None:
+    WebhookDelivery.objects.bulk_create(deliveries, ignore_conflicts=True)
+    for delivery in deliveries:
+        deliver_one.enqueue(delivery.message_id)
 
 
 @task()

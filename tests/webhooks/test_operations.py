@@ -21,6 +21,7 @@ from apps.audit.services import Actor
 from apps.jobs.models import ScheduledJob
 from apps.jobs.schedule import jobs_run_due
 from apps.jobs.tasks import run_schedule_tick, schedule_ensure, tick
+from apps.webhooks.delivery import deliver_event
 from apps.webhooks.events import webhook_emit
 from apps.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from apps.webhooks.services import endpoint_create
@@ -142,7 +143,8 @@ def test_in_production_a_name_resolving_to_a_private_address_is_never_connected(
 
 
 @pytest.mark.postgres
-def test_two_workers_deliver_a_thousand_events_each_exactly_once():
+@pytest.mark.parametrize("command", [["db_worker"], ["worker", "--"]])  # batching: `worker`
+def test_two_workers_deliver_a_thousand_events_each_exactly_once(command):
     workspace = WorkspaceFactory()
     owner = owner_of(workspace)
     with receiver() as hooks:
@@ -164,7 +166,7 @@ def test_two_workers_deliver_a_thousand_events_each_exactly_once():
                 [
                     sys.executable,
                     "manage.py",
-                    "db_worker",
+                    *command,
                     "--batch",
                     "--no-startup-delay",
                     "--interval",
@@ -185,8 +187,10 @@ def test_two_workers_deliver_a_thousand_events_each_exactly_once():
     assert WebhookDelivery.objects.filter(status="delivered").count() == 1000
     from django_tasks_db.models import DBTaskResult
 
-    ran_by = {tuple(w) for w in DBTaskResult.objects.values_list("worker_ids", flat=True)}
+    events = DBTaskResult.objects.filter(task_path=deliver_event.module_path)
+    ran_by = {tuple(w) for w in events.values_list("worker_ids", flat=True)}
     assert ran_by == {("w1",), ("w2",)}  # both workers took a share, no task ran twice
+    assert set(events.values_list("status", flat=True)) == {"SUCCESSFUL"}
 
 
 def test_a_tick_lost_with_its_worker_is_replaced_by_the_next_check():

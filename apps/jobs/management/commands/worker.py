@@ -16,6 +16,7 @@ from django.db import (
 from django.utils.autoreload import DJANGO_AUTORELOAD_ENV, run_with_reloader
 from django_tasks_db.management.commands import db_worker
 
+from apps.jobs.batching import BatchingWorker
 from apps.jobs.tasks import schedule_ensure
 from apps.jobs.workers import HEARTBEAT_EVERY, worker_heartbeat, worker_stopped
 
@@ -62,50 +63,23 @@ def keep_alive(stop: threading.Event, worker_id: str, every: float | None = None
         connections.close_all()
 
 
-class ResilientWorker(db_worker.Worker):
-    """django-tasks-db's worker, which outlives the database going away: where it would exit
-    (it re-raises every OperationalError but "database is locked"), this one closes its
-    connection, waits with backoff and goes on. A task whose result it could not write when
-    the connection dropped goes back to the queue once the database answers again, and so
-    does a task that failed because its own connection dropped (up to 5 attempts)."""
+class ResilientWorker(BatchingWorker):
+    """The batching worker (apps/jobs/batching.py), which outlives the database going away:
+    where django-tasks-db's worker would exit (it re-raises every OperationalError but "database
+    is locked"), this one closes its connection, waits with backoff and goes on. The results it
+    could not write when the connection dropped are written once the database answers again;
+    the tasks it claimed and did not start go back to the queue then, and so does a task that
+    failed because its own connection dropped (up to 5 attempts)."""
 
-    unfinished: Any = None  # the task being run, until its result is written
-
-    def run_task(self, db_task_result: Any) -> None:
-        self.unfinished = db_task_result.pk
-        record_failure = db_task_result.set_failed
-
-        def set_failed(error: BaseException) -> None:
-            attempts = len(db_task_result.worker_ids or ())
-            if isinstance(error, TASK_CONNECTION_ERRORS) and attempts < TASK_ATTEMPTS:
-                # The database went away under the task: the worker's reconnecting path
-                # below queues it again (`release_unfinished`).
-                raise error
-            record_failure(error)
-
-        db_task_result.set_failed = set_failed
-        super().run_task(db_task_result)
-        self.unfinished = None  # not reached when writing the result failed
-
-    def release_unfinished(self) -> None:
-        """Queue again the task whose result was lost with the connection."""
-        from django_tasks import TaskResultStatus
-        from django_tasks_db.models import DBTaskResult
-
-        if self.unfinished is None:
-            return
-        DBTaskResult.objects.filter(pk=self.unfinished, status=TaskResultStatus.RUNNING).update(
-            status=TaskResultStatus.READY, started_at=None
-        )
-        logger.warning("Task %s queued again: its result was lost.", self.unfinished)
-        self.unfinished = None
+    def run_again(self, db_task_result: Any, error: BaseException) -> bool:
+        attempts = len(db_task_result.worker_ids or ())
+        return isinstance(error, TASK_CONNECTION_ERRORS) and attempts < TASK_ATTEMPTS
 
     def run(self) -> None:
         pause = BACKOFF_FIRST
         while self.running:
             started = time.monotonic()
             try:
-                self.release_unfinished()
                 super().run()
                 return  # a batch done, --max-tasks reached, or asked to stop
             except DATABASE_GONE as error:
@@ -120,17 +94,22 @@ class ResilientWorker(db_worker.Worker):
                 for connection in connections.all(initialized_only=True):
                     connection.close_if_unusable_or_obsolete()
                     connection.close()
+                self.busy = False  # a signal now stops it; the lease takes its tasks back
                 time.sleep(pause)
                 pause = min(pause * 2, BACKOFF_MAX)
 
 
 class Command(BaseCommand):
     help = (
-        "Run a task worker (db_worker's options passed on after --), which beats so that its "
-        "tasks are taken back if it dies, outlives a database that goes away, stops gracefully "
-        "on SIGTERM (the task at hand is finished first), and keeps the schedule's tick "
-        "queued. Run as many as you like: each task runs once."
+        "Run a task worker (db_worker's options passed on after --), which runs tasks in "
+        "batches (apps/jobs/batching.py), beats so that its tasks are taken back if it dies, "
+        "outlives a database that goes away, stops gracefully on SIGTERM (the task at hand is "
+        "finished first), and keeps the schedule's tick queued. Run as many as you like: each "
+        "task runs once."
     )
+    # No system checks at start (gunicorn runs none either; `migrate` does at each deploy): they
+    # import every URLconf, a second of CPU at each start of a worker.
+    requires_system_checks: list[str] = []
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("worker_args", nargs="*", help="options for db_worker, after --")
