@@ -51,6 +51,8 @@ class Param:
     type: Literal["integer", "string"] = "integer"
     enum: tuple[str, ...] = ()
     max_length: int = 200
+    # A string's shape, for the document; the operation checks it and words the refusal itself.
+    pattern: str | None = None
 
     @property
     def schema(self) -> JsonSchema:
@@ -61,6 +63,8 @@ class Param:
                 schema["enum"] = list(self.enum)
             else:
                 schema.update(minLength=1, maxLength=self.max_length)
+            if self.pattern:
+                schema["pattern"] = self.pattern
             return schema
         schema = {
             "type": "integer",

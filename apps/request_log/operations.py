@@ -12,6 +12,12 @@ from apps.api_keys.operations import KEY_ID, KEYS_READ
 from .reading import LogFilters, parse_status, parse_when, request_to_json, requests_page
 
 WHEN = "An RFC 3339 date-time (2027-03-31T12:00:00Z) or a time ago: 30m, 2h, 7d."
+# An RFC 3339 date-time or a time ago; a value of this shape that is no real moment is 400.
+MOMENT = (
+    r"^(?:[0-9]{1,5}[smhd]|[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}"
+    r"(?::[0-9]{2}(?:\.[0-9]+)?)?(?:Z|[+-][0-9]{2}:[0-9]{2}))$"
+)
+
 PARAMS = (
     KEY_ID,
     Param(
@@ -20,6 +26,7 @@ PARAMS = (
         "Only requests with this outcome: 2xx, 3xx, 4xx, 5xx, or one status such as 429.",
         type="string",
         max_length=3,
+        pattern=r"^(?:[1-5]xx|[1-5][0-9]{2})$",
     ),
     Param(
         "since",
@@ -27,9 +34,15 @@ PARAMS = (
         f"Only requests at or after this moment. {WHEN}",
         type="string",
         max_length=40,
+        pattern=MOMENT,
     ),
     Param(
-        "until", "query", f"Only requests before this moment. {WHEN}", type="string", max_length=40
+        "until",
+        "query",
+        f"Only requests before this moment. {WHEN}",
+        type="string",
+        max_length=40,
+        pattern=MOMENT,
     ),
     Param("cursor", "query", "The `next` value of the page before.", type="string", max_length=120),
     Param("limit", "query", "How many to return: 1 to 100 (default 50).", maximum=100, default=50),
