@@ -10,8 +10,8 @@ from django.utils import timezone
 
 from apps.accounts.models import User
 from apps.api.facts import new_request_id
+from apps.api.request_records import RequestEntry
 from apps.api.scopes import ALL_SCOPES
-from apps.api.usage import RequestEntry
 from apps.api_keys.models import ApiKey
 from apps.api_keys.restrictions import Restrictions
 from apps.api_keys.services import api_key_create, api_key_revoke

@@ -22,9 +22,8 @@ request's own thread through an asgiref `CurrentThreadExecutor`, which the waiti
 thread drains; on the single exchange the loop steps aside as above. Either way the operation
 uses the request's database connection, exactly as the API does.
 
-A forked worker (gunicorn) does not inherit the loop's thread; the runtime notices the new
-process id and starts its own.
-"""
+A forked worker (gunicorn) does not inherit the loop's thread: the runtime notices the new
+process id and starts its own."""
 
 import asyncio
 import contextlib
@@ -86,8 +85,7 @@ LIFESPAN_STATE: dict[str, Any] = {}
 
 @contextlib.asynccontextmanager
 async def server_lifespan(_server: Server) -> AsyncIterator[dict[str, Any]]:
-    """The MCP server's lifespan (`Server(lifespan=…)`): it keeps no state."""
-    yield LIFESPAN_STATE
+    yield LIFESPAN_STATE  # the MCP server's lifespan (`Server(lifespan=…)`) keeps no state
 
 
 class _Runtime:

@@ -28,10 +28,10 @@ from django.urls import Resolver404, ResolverMatch, get_resolver
 
 from apps.common.http import client_ip
 
-from . import usage
+from . import request_records, usage
 from .errors import api_error
 from .facts import RequestFacts, request_facts
-from .usage import REFUSAL_STATUSES, outcome_of
+from .request_records import REFUSAL_STATUSES, outcome_of
 
 logger = logging.getLogger("apps.api")
 
@@ -183,12 +183,17 @@ def count_request(facts: RequestFacts, status: int) -> None:
     operation, outcome = facts.operation or "other", outcome_of(status)
     if facts.counted is not None:
         counted_hour = int(facts.counted.split("|", 2)[1])
-        final = usage.count_field((facts.key_id, counted_hour, operation, outcome))
+        final = request_records.count_field((facts.key_id, counted_hour, operation, outcome))
         if final != facts.counted:
-            usage.redis_pending_add((facts.counted, -1), (final, 1))
+            request_records.redis_pending_add((facts.counted, -1), (final, 1))
     elif settings.REDIS_URL:
-        usage.redis_pending_add(
-            (usage.count_field((facts.key_id, usage.hour_now(), operation, outcome)), 1)
+        request_records.redis_pending_add(
+            (
+                request_records.count_field(
+                    (facts.key_id, request_records.hour_now(), operation, outcome)
+                ),
+                1,
+            )
         )
     else:
         this_hour = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)

@@ -25,7 +25,7 @@ from apps.common.cache import (  # noqa: F401 - REDIS_RETRY_SECONDS re-exported
     redis_health,
 )
 
-from . import usage
+from . import request_records
 
 logger = logging.getLogger("apps.api")
 
@@ -166,10 +166,14 @@ def _take_in_redis(
     bucket: str, now: float, interval: float, block: str | None, note: LimiterNote
 ) -> tuple[int, float]:
     client = redis_client()
-    keys = [f"gatehouse:ratelimit:{bucket}", usage.REDIS_COUNTS, usage.REDIS_REQUESTS]
+    keys = [
+        f"gatehouse:ratelimit:{bucket}",
+        request_records.REDIS_COUNTS,
+        request_records.REDIS_REQUESTS,
+    ]
     if block is not None:
         keys.append(f"gatehouse:block:{block}")
-    changes, log_items = usage.redis_pending_take()
+    changes, log_items = request_records.redis_pending_take()
     args: list[str | int] = [
         *(repr(now), repr(interval), WINDOW_SECONDS),
         *(note.count_allowed, note.count_refused),
@@ -182,7 +186,7 @@ def _take_in_redis(
     try:
         outcome, value = client.eval(_GCRA_SCRIPT, len(keys), *keys, *args)
     except Exception:
-        usage.redis_pending_restore(changes, log_items)
+        request_records.redis_pending_restore(changes, log_items)
         raise
     return int(outcome), float(value)
 

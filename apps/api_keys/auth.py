@@ -7,7 +7,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
-from apps.api import usage
+from apps.api import request_records, usage
 from apps.api.errors import ApiFailure, insufficient_scope
 from apps.api.facts import RequestFacts, request_facts
 from apps.api.operations import Needs
@@ -92,11 +92,15 @@ def _limiter_note(
     count and log entry, as the answer it gets if allowed and if refused. With no key, none."""
     if facts.key_id is None or not settings.REDIS_URL:
         return NOTHING
-    hour, operation = usage.hour_now(), facts.operation or "other"
+    hour, operation = request_records.hour_now(), facts.operation or "other"
     return LimiterNote(
-        count_allowed=usage.count_field((facts.key_id, hour, operation, usage.outcome_of(allowed))),
-        count_refused=usage.count_field((facts.key_id, hour, operation, usage.outcome_of(refused))),
-        log_entry=usage.log_entry_json(request, facts),
+        count_allowed=request_records.count_field(
+            (facts.key_id, hour, operation, request_records.outcome_of(allowed))
+        ),
+        count_refused=request_records.count_field(
+            (facts.key_id, hour, operation, request_records.outcome_of(refused))
+        ),
+        log_entry=request_records.log_entry_json(request, facts),
         status_allowed=allowed,
         status_refused=refused,
     )

@@ -18,7 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.api.redis_batches import batch_move, batches_sweep
-from apps.api.usage import REDIS_REQUESTS, RequestEntry, entry_of_fields
+from apps.api.request_records import REDIS_REQUESTS, RequestEntry, entry_of_fields
 
 from .models import RequestLogEntry, RequestLogMove
 from .recording import entries_write

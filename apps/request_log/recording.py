@@ -8,7 +8,8 @@ from typing import Any
 
 from django.db import IntegrityError, connection, transaction
 
-from apps.api.usage import Gathered, RequestEntry, entry_of_fields
+from apps.api.request_records import RequestEntry, entry_of_fields
+from apps.api.usage import Gathered
 from apps.api_keys.models import ApiKey
 
 from .models import RequestLogEntry

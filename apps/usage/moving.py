@@ -17,7 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.api.redis_batches import batch_move, batches_sweep
-from apps.api.usage import REDIS_COUNTS, count_of_field
+from apps.api.request_records import REDIS_COUNTS, count_of_field
 
 from .models import UsageMove
 from .recording import write_counts

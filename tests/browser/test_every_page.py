@@ -169,7 +169,7 @@ def seed_requests(*keys) -> None:
     from django.utils import timezone
 
     from apps.api.facts import new_request_id
-    from apps.api.usage import RequestEntry
+    from apps.api.request_records import RequestEntry
     from apps.request_log.recording import entries_write
 
     calls = [
