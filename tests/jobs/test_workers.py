@@ -147,7 +147,11 @@ def test_a_worker_outlives_every_backend_terminated_and_loses_nothing(tmp_path):
     finally:
         output = worker.stop()
     assert worker.process.returncode == 0, output[-3000:]
-    assert "lost the database" in output  # it noticed, said so, and went on
+    if not os.environ.get("GATEHOUSE_PGBOUNCER"):
+        # Directly on PostgreSQL it notices, says so and goes on. Through PgBouncer the pooler
+        # may replace the terminated server connections between the worker's transactions
+        # (server_check_delay = 0), so the worker never sees one drop: nothing to say.
+        assert "lost the database" in output
     assert not WorkerHeartbeat.objects.exists()  # a clean stop says goodbye
 
 
