@@ -35,6 +35,7 @@ CODES = {
     "UriTooLong": "414",
     "UnsupportedMediaType": "415",
     "NotFound": "404",
+    "Conflict": "409",
     "RateLimited": "429",
 }
 
@@ -45,8 +46,9 @@ def shared_responses() -> dict[str, Any]:
     limit = settings.API_RATE_LIMIT_PER_MINUTE
     return {
         "Unauthorized": error_response(
-            "No key, or a key that is malformed, unknown, expired or revoked.",
-            ["missing-key", "invalid-key", "expired-key", "revoked-key"],
+            "No key, or a key that is malformed, unknown, expired or revoked; a key that waits "
+            "for an owner's approval (pending-key) or that an owner denied (denied-key).",
+            ["missing-key", "invalid-key", "expired-key", "revoked-key", "pending-key", "denied-key"],
             {"WWW-Authenticate": www_authenticate},
         ),
         "Forbidden": error_response(
@@ -85,6 +87,11 @@ def shared_responses() -> dict[str, Any]:
             "is a community the member is not in.",
             ["not-found"],
         ),
+        "Conflict": error_response(
+            "The object is not in a state the operation applies to: approving or denying a key "
+            "that does not wait for approval.",
+            ["conflict"],
+        ),
         "RateLimited": error_response(
             f"Over the key's rate limit: its own, or on this server {limit:,} requests a "
             "minute by default.",
@@ -122,6 +129,8 @@ def operation_entry(op: Operation, schemas: dict[str, Any]) -> dict[str, Any]:
         names += ["PayloadTooLarge", "UnsupportedMediaType"]
     if op.can_be_not_found:
         names.append("NotFound")
+    if op.can_conflict:
+        names.append("Conflict")
     entry: dict[str, Any] = {
         "operationId": op.operation_id,
         "summary": op.title,

@@ -6,6 +6,7 @@ routes (`config/api.py`), the OpenAPI document (`config/openapi.py`) and the MCP
 """
 
 from apps.api.operations import Operation
+from apps.api_keys.approval_operations import OPERATIONS as APPROVAL_OPERATIONS
 from apps.api_keys.operations import OPERATIONS as KEY_OPERATIONS
 from apps.communities.operations import OPERATIONS as COMMUNITY_OPERATIONS
 from apps.pages.operations import OPERATIONS as PAGE_OPERATIONS
@@ -19,6 +20,7 @@ OPERATIONS: tuple[Operation, ...] = (
     *COMMUNITY_OPERATIONS,
     *PAGE_OPERATIONS,
     *KEY_OPERATIONS,
+    *APPROVAL_OPERATIONS,
     *REQUEST_LOG_OPERATIONS,
 )
 OPERATIONS_BY_NAME: dict[str, Operation] = {op.name: op for op in OPERATIONS}

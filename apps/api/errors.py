@@ -9,6 +9,8 @@ STATUS_BY_REASON = {
     "invalid-key": 401,
     "expired-key": 401,
     "revoked-key": 401,
+    "pending-key": 401,
+    "denied-key": 401,
     "insufficient-scope": 403,
     "insufficient-role": 403,
     "https-required": 403,
@@ -25,6 +27,7 @@ STATUS_BY_REASON = {
     "not-implemented": 501,  # likewise: a transfer coding it does not know
     "unsupported-media-type": 415,
     "not-found": 404,
+    "conflict": 409,
     "method-not-allowed": 405,
     "rate-limited": 429,
     "internal-error": 500,
@@ -35,6 +38,8 @@ DEFAULT_MESSAGES = {
     "invalid-key": "The API key is not valid.",
     "expired-key": "The API key has expired.",
     "revoked-key": "The API key has been revoked.",
+    "pending-key": "The API key waits for a workspace owner's approval; it works once approved.",
+    "denied-key": "A workspace owner denied this API key; it will never work.",
     "insufficient-scope": "This key does not hold the scope this operation needs.",
     "insufficient-role": "The key's holder does not have the role this operation needs.",
     "https-required": "This API answers over HTTPS only. The key sent with this request crossed "
@@ -53,6 +58,7 @@ DEFAULT_MESSAGES = {
     "not-implemented": "The request uses a transfer coding this server does not implement.",
     "unsupported-media-type": "Send the request body as JSON with Content-Type: application/json.",
     "not-found": "Nothing was found at this address.",
+    "conflict": "The object is not in a state this operation applies to.",
     "method-not-allowed": "This method is not allowed here.",
     "rate-limited": "Too many requests with this key; slow down.",
     "internal-error": "Something went wrong on our side; the request was not completed.",

@@ -139,6 +139,8 @@ class Operation:
     params: tuple[Param, ...] = ()
     status: int = 200
     can_be_not_found: bool = False
+    # Whether the operation answers 409 conflict for an object in the wrong state.
+    can_conflict: bool = False
     # The terminal's spelling: `gatehouse <group> <verb>` (default: the name's noun, plural,
     # and its verb: list_products is `products list`), and flags for body fields whose
     # kebab-case name would read badly (`{"workspaceName": "name"}` gives --name).

@@ -15,6 +15,7 @@ class ApiKeysConfig(AppConfig):
         from apps.workspaces.signals import holder_removed
 
         from . import checks  # noqa: F401 - registers the system checks
+        from .approvals import api_key_approval_job, api_key_reminder_job
         from .notices import api_key_expiry_job
         from .refusals import api_key_count_refusal
         from .services import api_keys_revoke_for_removed
@@ -22,5 +23,7 @@ class ApiKeysConfig(AppConfig):
 
         register_flusher(api_key_write_use)
         register_job("expiry-notices", timedelta(hours=1), api_key_expiry_job)
+        register_job("approval-deadline", timedelta(hours=1), api_key_approval_job)
+        register_job("approval-reminders", timedelta(days=1), api_key_reminder_job)
         api_request_refused.connect(api_key_count_refusal, dispatch_uid="api_keys.refusals")
         holder_removed.connect(api_keys_revoke_for_removed, dispatch_uid="api_keys.removed")

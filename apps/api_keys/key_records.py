@@ -31,6 +31,22 @@ def key_to_json(key: ApiKey) -> dict[str, Any]:
         "lastUsedAt": iso_time(key.last_used_at) if key.last_used_at else None,
         "lastUsedIp": key.last_used_ip,
         "state": key.state,
+        "approval": approval_to_json(key),
+    }
+
+
+def approval_to_json(key: ApiKey) -> dict[str, Any] | None:
+    """A key's approval: when it was asked for and what was decided, by whom."""
+    if key.approval_requested_at is None:
+        return None
+    decided_at = key.approved_at or key.denied_at
+    decider = key.approved_by if key.approved_at else key.denied_by
+    return {
+        "requestedAt": iso_time(key.approval_requested_at),
+        "decision": "approved" if key.approved_at else ("denied" if key.denied_at else None),
+        "decidedAt": iso_time(decided_at) if decided_at else None,
+        "decidedBy": decider.email if decider is not None else None,
+        "reason": key.denial_reason,
     }
 
 

@@ -71,7 +71,29 @@ _KEY_PROPERTIES: dict[str, Any] = {
     "expiresAt": _nullable(date_time()),
     "lastUsedAt": _nullable(date_time()),
     "lastUsedIp": {"type": ["string", "null"]},
-    "state": {"type": "string", "enum": ["active", "expired", "revoked"]},
+    "state": {
+        "type": "string",
+        "enum": ["pending", "denied", "active", "expired", "revoked"],
+        "description": "pending and denied only under the workspace's approval policy.",
+    },
+    "approval": _nullable(
+        {
+            **object_schema(
+                {
+                    "requestedAt": date_time(),
+                    "decision": {"type": ["string", "null"], "enum": ["approved", "denied", None]},
+                    "decidedAt": _nullable(date_time()),
+                    "decidedBy": {
+                        "type": ["string", "null"],
+                        "description": "The owner's e-mail; null while waiting, or when the "
+                        "schedule denied the key after 7 days without an answer.",
+                    },
+                    "reason": {"type": "string", "description": "A denial's reason."},
+                }
+            ),
+            "description": "The key's approval, null when it never needed one.",
+        }
+    ),
 }
 KEY = object_schema(_KEY_PROPERTIES)
 KEY_DETAIL = object_schema(

@@ -19,9 +19,15 @@ RESTRICTED_FIELD = {"communities": "community_ids", "pages": "page_ids", "produc
 
 
 class ApiKeyState(models.TextChoices):
+    PENDING = "pending", "Waiting for approval"
+    DENIED = "denied", "Denied"
     ACTIVE = "active", "Active"
     EXPIRED = "expired", "Expired"
     REVOKED = "revoked", "Revoked"
+
+
+# A key that waits: asked for, neither approved nor denied (docs/product.md §10).
+WAITING = Q(approval_requested_at__isnull=False, approved_at__isnull=True, denied_at__isnull=True)
 
 
 class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
@@ -30,10 +36,16 @@ class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
         now = now or timezone.now()
         if state == ApiKeyState.REVOKED:
             return self.filter(revoked_at__isnull=False)
+        if state == ApiKeyState.DENIED:
+            return self.filter(revoked_at__isnull=True, denied_at__isnull=False)
+        live = self.filter(revoked_at__isnull=True, denied_at__isnull=True)
+        unexpired = Q(expires_at__isnull=True) | Q(expires_at__gt=now)
         if state == ApiKeyState.EXPIRED:
-            return self.filter(revoked_at__isnull=True, expires_at__lte=now)
+            return live.filter(expires_at__lte=now)
+        if state == ApiKeyState.PENDING:
+            return live.filter(WAITING, unexpired)
         if state == ApiKeyState.ACTIVE:
-            return self.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now), revoked_at=None)
+            return live.filter(unexpired).exclude(WAITING)
         raise ValueError(f"Unknown key state {state!r}.")
 
 
@@ -98,6 +110,27 @@ class ApiKey(models.Model):
     object_last_used = models.JSONField(default=dict, blank=True)
     # CLI keys: the `gatehouse` installation that logged in; each has one live key at most.
     installation_id = models.CharField(max_length=64, null=True, blank=True)
+    # Approval (docs/product.md §10): a key the workspace's policy covers is created waiting
+    # (approval_requested_at set) and works only once approved; denied, it never does. The
+    # states pending and denied are derived from these, as expired and revoked are.
+    approval_requested_at = models.DateTimeField(null=True, blank=True)
+    approved_at = models.DateTimeField(null=True, blank=True)
+    approved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    denied_at = models.DateTimeField(null=True, blank=True)
+    denied_by = models.ForeignKey(  # null with denied_at set: denied by the schedule
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    denial_reason = models.CharField(max_length=500, blank=True, default="")
 
     objects = ApiKeyQuerySet.as_manager()
 
@@ -106,6 +139,12 @@ class ApiKey(models.Model):
         indexes = [
             models.Index(fields=["workspace", "-created_at"], name="api_key_ws_created"),
             models.Index(fields=["previous_secret_hash"], name="api_key_previous_hash"),
+            # The owners' waiting list: a handful of rows, found without reading the rest.
+            models.Index(
+                fields=["workspace", "approval_requested_at"],
+                condition=WAITING,
+                name="api_key_waiting",
+            ),
         ]
         constraints = [
             models.UniqueConstraint(fields=["secret_hash"], name="api_key_secret_hash_unique"),
@@ -125,16 +164,35 @@ class ApiKey(models.Model):
                 condition=Q(revoked_at__isnull=True, installation_id__isnull=False),
                 name="one_live_cli_key_per_installation",
             ),
+            # A decision answers a request, and a key gets one decision at most.
+            models.CheckConstraint(
+                condition=Q(approval_requested_at__isnull=False)
+                | Q(approved_at__isnull=True, denied_at__isnull=True),
+                name="api_key_decision_needs_request",
+            ),
+            models.CheckConstraint(
+                condition=Q(approved_at__isnull=True) | Q(denied_at__isnull=True),
+                name="api_key_one_decision",
+            ),
+            models.CheckConstraint(
+                condition=Q(denied_at__isnull=False) | Q(denial_reason=""),
+                name="api_key_reason_only_when_denied",
+            ),
         ]
 
     def __str__(self) -> str:
         return f"{self.name} ({self.hint})"
 
     def state_at(self, now: datetime) -> str:
+        """The key's state at `now`: revoked and denied are final, an expiry ends a wait too."""
         if self.revoked_at is not None:
             return ApiKeyState.REVOKED
+        if self.denied_at is not None:
+            return ApiKeyState.DENIED
         if self.expires_at is not None and now >= self.expires_at:
             return ApiKeyState.EXPIRED
+        if self.approval_requested_at is not None and self.approved_at is None:
+            return ApiKeyState.PENDING
         return ApiKeyState.ACTIVE
 
     @property

@@ -52,8 +52,8 @@ def api_key_narrow(
         if after != before:
             member_id = locked.user_id if locked.kind == ApiKey.Kind.MEMBER else None
             check_chosen_exist(after, workspace_id=locked.workspace_id, member_id=member_id)
-        if locked.state_at(timezone.now()) != ApiKeyState.ACTIVE:
-            raise InvalidInput("key", "Only an active key can be narrowed.")
+        if locked.state_at(timezone.now()) not in (ApiKeyState.ACTIVE, ApiKeyState.PENDING):
+            raise InvalidInput("key", "Only an active or waiting key can be narrowed.")
         changes: list[dict[str, Any]] = []
         if set(kept) != set(locked.scopes):
             changes.append({"before": list(locked.scopes), "after": kept})

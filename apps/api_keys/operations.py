@@ -43,7 +43,11 @@ def _refuse_twice(scopes: Any) -> None:
 def _list_keys(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]:
     # Newest first by id: a key created while a client pages gets a higher id and so never
     # shifts what the next page holds.
-    keys = ApiKey.objects.filter(workspace=call.workspace).select_related("user").order_by("-id")
+    keys = (
+        ApiKey.objects.filter(workspace=call.workspace)
+        .select_related("user", "approved_by", "denied_by")
+        .order_by("-id")
+    )
     if "state" in params:
         keys = keys.in_state(params["state"])
     if "kind" in params:

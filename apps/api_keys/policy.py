@@ -9,9 +9,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.accounts.models import User
-from apps.api.scopes import EVERY_SCOPE, MEMBER_SCOPES
+from apps.api.scopes import EVERY_SCOPE, KEY_SCOPES, MEMBER_SCOPES
 from apps.common.validation import InvalidInput, clean_long_text
 from apps.workspaces.holders import place_problem
+from apps.workspaces.choices import KeyApproval
 from apps.workspaces.models import Membership, Workspace
 
 DEFAULT_LIFETIME = timedelta(days=365)
@@ -109,4 +110,46 @@ def clean_description(value: Any) -> str:
     """A key's optional description: up to 500 characters, newlines allowed."""
     return clean_long_text(
         value or "", "description", max_length=DESCRIPTION_MAX_LENGTH, required=False
+    )
+
+
+def scope_needs_approval(scope: str) -> bool:
+    """Whether `scope` makes a key wait under the `write` policy: it changes things or keys."""
+    return scope.endswith(":write") or scope in KEY_SCOPES
+
+
+def approval_covers(policy: str, role: str | None, scopes: Any) -> bool:
+    """Whether a new key of a holder with `role` and these `scopes` waits for an owner under
+    the workspace's approval `policy` (docs/product.md §10). Owners' own keys never wait."""
+    if role == Membership.Role.OWNER or policy == KeyApproval.OFF:
+        return False
+    if policy == KeyApproval.ALL:
+        return True
+    return any(scope_needs_approval(scope) for scope in scopes)
+
+
+def scopes_without_approval(policy: str, role: str | None, scopes: Any) -> list[str]:
+    """The part of `scopes` a holder with `role` may get at once, without an owner's approval:
+    what the CLI login and an app's Connect offer (they never make a key wait)."""
+    if role == Membership.Role.OWNER or policy == KeyApproval.OFF:
+        return list(scopes)
+    if policy == KeyApproval.ALL:
+        return []
+    return [scope for scope in scopes if not scope_needs_approval(scope)]
+
+
+def approval_note(policy: str, role: str | None) -> str | None:
+    """What the CLI login's and Connect's pages tell a holder whose choices the policy limits,
+    or None when it does not."""
+    if role == Membership.Role.OWNER or policy == KeyApproval.OFF:
+        return None
+    if policy == KeyApproval.ALL:
+        return (
+            "This workspace asks an owner to approve every key of admins and members, and a "
+            "sign-in here cannot wait for one: create a key on the API keys page instead."
+        )
+    return (
+        "This workspace asks an owner to approve keys that can change things, so a sign-in "
+        "here offers read access only. For write access, create a key on the API keys page "
+        "and an owner will be asked to approve it."
     )

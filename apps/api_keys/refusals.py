@@ -14,6 +14,8 @@ KEPT_BUCKETS = 24
 REASONS = (
     "expired-key",
     "revoked-key",
+    "pending-key",
+    "denied-key",
     "invalid-key",
     "insufficient-scope",
     "insufficient-role",

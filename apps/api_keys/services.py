@@ -24,11 +24,14 @@ from .audit_actions import (
     MEMBER_KEY_CREATED,
     MEMBER_KEY_REVOKED,
 )
+from .approvals import api_key_request_approval
 from .choosable import check_chosen_exist
 from .models import ApiKey, ApiKeyState
 from .policy import (
     CLI_LIFETIME,
     MCP_LIFETIME,
+    approval_covers,
+    approval_note,
     clean_description,
     clean_expires_at,
     clean_scopes,
@@ -106,6 +109,10 @@ def api_key_create(
     `expires_at` must be None for it; `installation_id` names the CLI installation that logged
     in (one live key each, which the database enforces). `restrictions` limit it further.
     InvalidInput for a bad name, scopes, expiry or restriction; audited as `actor` (default: user).
+
+    A key the workspace's approval policy covers is created waiting (pending) and the owners
+    are asked; CLI and MCP keys never wait, so such a key is refused (their pages offer only
+    what the policy leaves free).
     """
     now = timezone.now()
     name = clean_text(name, "name", max_length=100)
@@ -118,6 +125,15 @@ def api_key_create(
     with transaction.atomic():
         if problem := key_holder_problem(user, workspace, kind):
             raise InvalidInput("user", problem)
+        role = (
+            Membership.objects.filter(user=user, workspace=workspace)
+            .values_list("role", flat=True)
+            .first()
+        )
+        policy = Workspace.objects.values_list("key_approval", flat=True).get(pk=workspace.pk)
+        waits = approval_covers(policy, role, scopes)
+        if waits and tag in (ApiKey.Tag.CLI, ApiKey.Tag.MCP):
+            raise InvalidInput("scopes", approval_note(policy, role) or "")
         key = ApiKey(
             workspace=workspace,
             user=user,
@@ -131,6 +147,7 @@ def api_key_create(
             created_at=now,
             expires_at=expires_at,
             installation_id=installation_id,
+            approval_requested_at=now if waits else None,
         )
         key.set_restrictions(restrictions)
         key.save(force_insert=True)
@@ -145,8 +162,11 @@ def api_key_create(
                 "expiresAt": expires_at.isoformat() if expires_at else None,
                 "tag": tag,
                 **({"restrictions": restrictions.as_json()} if not restrictions.is_empty else {}),
+                **({"waitsForApproval": True} if waits else {}),
             },
         )
+        if waits:
+            api_key_request_approval(key, actor or Actor.of_user(user))
     return CreatedApiKey(key=key, secret=secret)
 
 
@@ -268,9 +288,10 @@ def api_key_revoke(*, key: ApiKey, actor: Actor) -> ApiKey:
     """
     now = timezone.now()
     with transaction.atomic():
-        revoked = ApiKey.objects.filter(pk=key.pk, revoked_at__isnull=True).update(
-            revoked_at=now, revoked_by=actor.user
-        )
+        # A denied key is final too: revoking it changes nothing.
+        revoked = ApiKey.objects.filter(
+            pk=key.pk, revoked_at__isnull=True, denied_at__isnull=True
+        ).update(revoked_at=now, revoked_by=actor.user)
         key.refresh_from_db(fields=["revoked_at", "revoked_by"])
         if revoked:
             member = key.kind == ApiKey.Kind.MEMBER
@@ -289,7 +310,9 @@ def api_keys_revoke_for_removed(
 ) -> int:
     """Revoke the live keys of a person who left `workspace` (the `holder_removed` signal):
     all of them, or only their member keys; each revocation audited. Returns how many."""
-    keys = ApiKey.objects.filter(workspace=workspace, user=user, revoked_at__isnull=True)
+    keys = ApiKey.objects.filter(
+        workspace=workspace, user=user, revoked_at__isnull=True, denied_at__isnull=True
+    )
     if member_keys_only:
         keys = keys.filter(kind=ApiKey.Kind.MEMBER)
     revoked = 0

@@ -34,7 +34,8 @@ def api_key_authenticate(raw: str, *, now: datetime | None = None) -> ApiKey:
     """The key a presented secret belongs to, with its workspace and user, in one query.
 
     Raises KeyRejected("invalid-key") for a malformed, mis-checksummed or unknown secret (the
-    first two without touching the database), "revoked-key" or "expired-key" for a dead key.
+    first two without touching the database), "revoked-key", "denied-key" or "expired-key" for
+    a dead key, "pending-key" for one still waiting for an owner's approval.
     """
     if tokens.kind_of(raw) is None:
         raise KeyRejected("invalid-key")
@@ -48,11 +49,16 @@ def api_key_authenticate(raw: str, *, now: datetime | None = None) -> ApiKey:
         if not key.rolling_at(now or timezone.now()):
             raise KeyRejected("expired-key", key.pk)
         key.called_with_previous_secret = True  # type: ignore[attr-defined]
-    # The same rules as ApiKey.state_at, spelled out: this runs on every request.
+    # The same rules as ApiKey.state_at, spelled out: this runs on every request, and every
+    # door (the API, MCP, OAuth's introspection) authenticates here.
     if key.revoked_at is not None:
         raise KeyRejected("revoked-key", key.pk)
+    if key.denied_at is not None:
+        raise KeyRejected("denied-key", key.pk)
     if key.expires_at is not None and (now or timezone.now()) >= key.expires_at:
         raise KeyRejected("expired-key", key.pk)
+    if key.approval_requested_at is not None and key.approved_at is None:
+        raise KeyRejected("pending-key", key.pk)
     if not key.user.is_active:
         raise KeyRejected("invalid-key", key.pk)
     return key

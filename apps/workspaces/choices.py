@@ -63,3 +63,11 @@ def video_qualities_for_plan(plan: str) -> list[tuple[str, str]]:
         if value == PLAN_MAX_VIDEO_QUALITY[plan]:
             break
     return allowed
+
+
+class KeyApproval(models.TextChoices):
+    """Which new keys wait for an owner's approval (docs/product.md §10)."""
+
+    OFF = "off", "No key waits"
+    WRITE = "write", "Keys that can change things wait"
+    ALL = "all", "Every key waits"

@@ -3,7 +3,7 @@ import uuid
 from django.conf import settings
 from django.db import models
 
-from .choices import Plan, VideoQuality
+from .choices import KeyApproval, Plan, VideoQuality
 
 
 class Workspace(models.Model):
@@ -23,9 +23,21 @@ class Workspace(models.Model):
     # may have no expiry at all.
     key_max_lifetime_days = models.PositiveSmallIntegerField(default=365)
     key_allow_no_expiry = models.BooleanField(default=True)
+    # Which new keys of admins and members wait for an owner's yes; owners' own never do.
+    key_approval = models.CharField(
+        max_length=8, choices=KeyApproval.choices, default=KeyApproval.OFF
+    )
     # Owners may require every owner, admin and member to sign in with a second factor.
     require_two_factor = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(key_approval__in=KeyApproval.values),
+                name="workspace_key_approval_known",
+            )
+        ]
 
     def __str__(self) -> str:
         return self.name
