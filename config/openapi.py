@@ -48,7 +48,14 @@ def shared_responses() -> dict[str, Any]:
         "Unauthorized": error_response(
             "No key, or a key that is malformed, unknown, expired or revoked; a key that waits "
             "for an owner's approval (pending-key) or that an owner denied (denied-key).",
-            ["missing-key", "invalid-key", "expired-key", "revoked-key", "pending-key", "denied-key"],
+            [
+                "missing-key",
+                "invalid-key",
+                "expired-key",
+                "revoked-key",
+                "pending-key",
+                "denied-key",
+            ],
             {"WWW-Authenticate": www_authenticate},
         ),
         "Forbidden": error_response(

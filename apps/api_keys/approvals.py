@@ -75,9 +75,7 @@ def waiting_count(workspace: Workspace) -> int:
 
 def clean_reason(value: object) -> str:
     """A denial's optional reason: up to 500 characters."""
-    return clean_long_text(
-        value or "", "reason", max_length=REASON_MAX_LENGTH, required=False
-    )
+    return clean_long_text(value or "", "reason", max_length=REASON_MAX_LENGTH, required=False)
 
 
 def api_key_decide(*, key: ApiKey, decision: Decision, actor: Actor) -> ApiKey:
@@ -151,7 +149,9 @@ def waiting_list_url() -> str:
 def _owner_emails(workspace: Workspace, *, besides: int | None = None) -> list[str]:
     owners = Membership.objects.filter(
         workspace=workspace, role=Membership.Role.OWNER, user__is_active=True
-    ).exclude(user_id=besides)
+    )
+    if besides is not None:
+        owners = owners.exclude(user_id=besides)
     return sorted(owners.values_list("user__email", flat=True))
 
 

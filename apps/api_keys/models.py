@@ -48,6 +48,15 @@ class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
             return live.filter(unexpired).exclude(WAITING)
         raise ValueError(f"Unknown key state {state!r}.")
 
+    def current(self, now: datetime | None = None) -> "ApiKeyQuerySet":
+        """Keys that work or wait for approval: the ones a list opens on, the ones to revoke."""
+        now = now or timezone.now()
+        return self.filter(
+            Q(expires_at__isnull=True) | Q(expires_at__gt=now),
+            revoked_at__isnull=True,
+            denied_at__isnull=True,
+        )
+
 
 class ApiKey(models.Model):
     """A bearer credential. Only the keyed hash of its secret is stored, never the secret."""
@@ -198,6 +207,12 @@ class ApiKey(models.Model):
     @property
     def state(self) -> str:
         return self.state_at(timezone.now())
+
+    @property
+    def live(self) -> bool:
+        """Whether the key works or waits to work once approved: what can still be revoked,
+        renamed or narrowed."""
+        return self.state in (ApiKeyState.ACTIVE, ApiKeyState.PENDING)
 
     @property
     def restrictions(self) -> Restrictions:

@@ -11,8 +11,8 @@ from django.utils import timezone
 from apps.accounts.models import User
 from apps.api.scopes import EVERY_SCOPE, KEY_SCOPES, MEMBER_SCOPES
 from apps.common.validation import InvalidInput, clean_long_text
-from apps.workspaces.holders import place_problem
 from apps.workspaces.choices import KeyApproval
+from apps.workspaces.holders import place_problem
 from apps.workspaces.models import Membership, Workspace
 
 DEFAULT_LIFETIME = timedelta(days=365)
@@ -152,4 +152,20 @@ def approval_note(policy: str, role: str | None) -> str | None:
         "This workspace asks an owner to approve keys that can change things, so a sign-in "
         "here offers read access only. For write access, create a key on the API keys page "
         "and an owner will be asked to approve it."
+    )
+
+
+def create_approval_note(policy: str, role: str | None) -> str | None:
+    """What the create form tells a holder whose new keys the approval policy covers."""
+    if role == Membership.Role.OWNER or policy == KeyApproval.OFF:
+        return None
+    if policy == KeyApproval.ALL:
+        return (
+            "In this workspace every new key waits for an owner's approval: you get its "
+            "secret at once, and it works once an owner approves it."
+        )
+    return (
+        "In this workspace a key with any Write permission (or any access to API keys) "
+        "waits for an owner's approval: you get its secret at once, and it works once an "
+        "owner approves it. Keys that only read work at once."
     )

@@ -16,6 +16,7 @@ from apps.common.validation import InvalidInput, clean_text
 from apps.workspaces.models import Membership, Workspace
 
 from . import tokens
+from .approvals import api_key_request_approval
 from .audit_actions import (
     KEY_CREATED,
     KEY_REVOKED,
@@ -24,7 +25,6 @@ from .audit_actions import (
     MEMBER_KEY_CREATED,
     MEMBER_KEY_REVOKED,
 )
-from .approvals import api_key_request_approval
 from .choosable import check_chosen_exist
 from .models import ApiKey, ApiKeyState
 from .policy import (

@@ -8,3 +8,10 @@ class KeyPagesConfig(AppConfig):
     name = "apps.key_pages"
     label = "key_pages"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from apps.workspaces.context_processors import register_owner_nav
+
+        from .approval_views import approvals_nav
+
+        register_owner_nav(approvals_nav)

@@ -9,8 +9,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
 
+from apps.api_keys.approvals import approval_decider_problem
 from apps.api_keys.choosable import chosen_names
-from apps.api_keys.models import ApiKey
+from apps.api_keys.models import ApiKey, ApiKeyState
 from apps.api_keys.narrowing import api_key_narrow
 from apps.api_keys.refusals import api_key_refusals_last_day
 from apps.api_keys.restrictions import NOUNS
@@ -39,7 +40,10 @@ GRACE_CHOICES = [
 
 def _key_or_404(request: WorkspaceRequest, pages: KeyPages, key_id: int) -> ApiKey:
     """Another workspace's key, or another member's, is a 404 like a missing one."""
-    return get_object_or_404(pages.keys(request).select_related("user", "revoked_by"), pk=key_id)
+    return get_object_or_404(
+        pages.keys(request).select_related("user", "revoked_by", "approved_by", "denied_by"),
+        pk=key_id,
+    )
 
 
 def _key_page(
@@ -65,6 +69,10 @@ def _key_page(
         "unused_objects": {group: found for group, found in unused_objects.items() if found},
         "restrictions": _narrow_inputs(request, pages, key, None),
         "refusals": api_key_refusals_last_day(key.pk),
+        # Owners decide on a waiting key here too, unless it is their own.
+        "can_decide": key.state == ApiKeyState.PENDING
+        and not pages.member
+        and approval_decider_problem(request.user, key) is None,
         **errors,
     }
     if errors.get("narrow_error") and request.method == "POST":

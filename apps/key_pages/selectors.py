@@ -12,8 +12,19 @@ from django.utils import timezone
 from apps.api_keys.models import UNUSED_AFTER, ApiKey, ApiKeyQuerySet, ApiKeyState
 from apps.common.validation import parse_id
 
-# Active first: the list opens on the keys that work (every CLI re-login leaves a revoked row).
-STATES = (*ApiKeyState.values, "all")
+# The list opens on the keys that work or wait for approval (every CLI re-login leaves a
+# revoked row behind); each state on its own, or all of them.
+DEFAULT_STATE = "current"
+STATE_LABELS = {
+    DEFAULT_STATE: "Active and waiting",
+    ApiKeyState.ACTIVE: "Active",
+    ApiKeyState.PENDING: "Waiting for approval",
+    ApiKeyState.DENIED: "Denied",
+    ApiKeyState.EXPIRED: "Expired",
+    ApiKeyState.REVOKED: "Revoked",
+    "all": "All states",
+}
+STATES = tuple(STATE_LABELS)
 KINDS = {
     "all": "All kinds",
     "workspace": "Workspace",
@@ -29,7 +40,7 @@ SEARCH_MAX_LENGTH = 100
 class KeyFilters:
     """What the key list shows: every value validated, anything else dropped (and named)."""
 
-    state: str = "active"
+    state: str = DEFAULT_STATE
     kind: str = "all"
     holder: str = ""  # a user id
     q: str = ""
@@ -40,7 +51,7 @@ class KeyFilters:
 
     @classmethod
     def from_query(cls, query: QueryDict) -> "KeyFilters":
-        state, kind = query.get("state", "active"), query.get("kind", "all")
+        state, kind = query.get("state", DEFAULT_STATE), query.get("kind", "all")
         holder, q = query.get("holder", ""), query.get("q", "").strip()
         valid = {
             "state": state in STATES,
@@ -49,7 +60,7 @@ class KeyFilters:
             "q": len(q) <= SEARCH_MAX_LENGTH and q.isprintable(),
         }
         return cls(
-            state=state if valid["state"] else "active",
+            state=state if valid["state"] else DEFAULT_STATE,
             kind=kind if valid["kind"] else "all",
             holder=holder if valid["holder"] else "",
             q=q if valid["q"] else "",
@@ -63,7 +74,7 @@ class KeyFilters:
         """The query string of these filters (with `changes`), defaults left out."""
         values = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "ignored"}
         values.update(changes)
-        defaults = {"state": "active", "kind": "all"}
+        defaults = {"state": DEFAULT_STATE, "kind": "all"}
         return urlencode(
             {
                 name: "1" if value is True else value
@@ -78,7 +89,9 @@ class KeyFilters:
 
     def apply(self, keys: ApiKeyQuerySet, now: datetime | None = None) -> ApiKeyQuerySet:
         now = now or timezone.now()
-        if self.state != "all":
+        if self.state == DEFAULT_STATE:
+            keys = keys.current(now)
+        elif self.state != "all":
             keys = keys.in_state(self.state, now)
         if self.kind == "cli":
             keys = keys.filter(tag=ApiKey.Tag.CLI)

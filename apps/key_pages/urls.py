@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import key_views, views
+from . import approval_views, key_views, views
 
 app_name = "api_keys"
 
@@ -9,6 +9,8 @@ urlpatterns = [
     path("new/", views.key_create, name="create"),
     path("export.csv", views.key_export, name="export"),
     path("revoke-selected/", views.key_bulk_revoke, name="bulk_revoke"),
+    path("waiting/", approval_views.key_waiting, name="waiting"),
+    path("decide/", approval_views.key_decide, name="decide"),
     path("keys/<id:key_id>/", key_views.key_detail, name="detail"),
     path("keys/<id:key_id>/details/", key_views.key_details, name="details"),
     path("keys/<id:key_id>/narrow/", key_views.key_narrow, name="narrow"),

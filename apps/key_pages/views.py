@@ -15,7 +15,7 @@ from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
 
 from apps.api_keys.models import ApiKey, ApiKeyQuerySet
-from apps.api_keys.policy import EXPIRY_DAY_CHOICES
+from apps.api_keys.policy import EXPIRY_DAY_CHOICES, create_approval_note
 from apps.api_keys.services import KEY_MANAGER_ROLES, api_key_create, api_key_revoke
 from apps.audit.services import request_actor
 from apps.common.spreadsheet import csv_lines
@@ -25,7 +25,7 @@ from apps.workspaces.decorators import WorkspaceRequest
 from .forms import ApiKeyCreateForm
 from .pages import KeyPages, for_both_audiences
 from .restriction_forms import RestrictionInputs
-from .selectors import EXPIRING_WITHIN, KINDS, STATES, KeyFilters, holders
+from .selectors import DEFAULT_STATE, EXPIRING_WITHIN, KINDS, STATE_LABELS, KeyFilters, holders
 
 KEYS_PER_PAGE = 20
 INVENTORY_COLUMNS = [
@@ -63,8 +63,8 @@ def _consume_form_token(request: WorkspaceRequest, token: str) -> bool:
 
 
 def _hidden_by_state(keys: ApiKeyQuerySet, filters: KeyFilters) -> int:
-    """How many keys the other filters would show that the default "active" state hides."""
-    if filters.state != "active":
+    """How many keys the other filters would show that the default state hides."""
+    if filters.state != DEFAULT_STATE:
         return 0
     return (
         KeyFilters(**{**filters.__dict__, "state": "all"})
@@ -91,7 +91,7 @@ def key_list_page(request: WorkspaceRequest, pages: KeyPages) -> HttpResponse:
             "filter_query": filters.as_query(),
             "all_states_query": filters.as_query(state="all"),
             "inactive_count": _hidden_by_state(all_keys, filters),
-            "states": STATES,
+            "states": STATE_LABELS,
             "kinds": KINDS,
             "holders": [] if pages.member else holders(all_keys),
             "has_keys": all_keys.exists(),
@@ -152,7 +152,7 @@ def key_bulk_revoke_page(request: WorkspaceRequest, pages: KeyPages) -> HttpResp
     """Revoke several keys in one confirmed step: the list's selection is shown for confirmation,
     then revoked. Keys outside the user's reach, or no longer active, are left out."""
     ids = [key_id for raw in request.POST.getlist("keys") if (key_id := parse_id(raw))]
-    keys = list(pages.keys(request).in_state("active").filter(pk__in=ids).select_related("user"))
+    keys = list(pages.keys(request).current().filter(pk__in=ids).select_related("user"))
     if not keys:
         messages.info(request, "Select at least one active key to revoke.")
         return redirect(pages.url_name("list"))
@@ -201,7 +201,11 @@ def key_create_page(request: WorkspaceRequest, pages: KeyPages) -> HttpResponse:
         workspace_id=workspace.pk,
         member_id=request.user.pk if pages.member else None,
     )
-    page = {**pages.context(request), "restrictions": restrictions}
+    page = {
+        **pages.context(request),
+        "restrictions": restrictions,
+        "approval_note": create_approval_note(workspace.key_approval, request.membership.role),
+    }
     if request.method == "POST" and request.POST.get("preset"):
         # The shortcuts without JavaScript: fill in, create nothing yet.
         form = ApiKeyCreateForm(request.POST, **form_options)

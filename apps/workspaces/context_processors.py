@@ -1,3 +1,4 @@
+from collections.abc import Callable
 from typing import Any
 
 from django.http import HttpRequest
@@ -5,6 +6,16 @@ from django.urls import reverse
 
 from .models import Membership
 from .selectors import current_membership, user_memberships
+
+NavItems = Callable[[Membership], list[dict[str, Any]]]
+_owner_items: list[NavItems] = []
+
+
+def register_owner_nav(items: NavItems) -> None:
+    """Let an app above this one add items to an owner's navigation, after API keys and
+    Connected apps (apps.key_pages: Approvals, with its count)."""
+    if items not in _owner_items:
+        _owner_items.append(items)
 
 
 def navigation(request: HttpRequest) -> dict[str, Any]:
@@ -29,6 +40,8 @@ def navigation(request: HttpRequest) -> dict[str, Any]:
             {"label": "Communities", "url": reverse("communities:list")},
         ]
         if membership.role == Membership.Role.OWNER:
+            for owner_items in _owner_items:
+                items += owner_items(membership)
             items += [
                 {"label": "Settings", "url": reverse("workspaces:settings"), "exact": True},
                 {"label": "Webhooks", "url": reverse("webhooks:list")},

@@ -9,7 +9,13 @@ from django.utils import timezone
 
 from apps.common.validation import InvalidInput
 
-from .choices import TRANSCRIPTION_LANGUAGES, Plan, VideoQuality, video_qualities_for_plan
+from .choices import (
+    TRANSCRIPTION_LANGUAGES,
+    KeyApproval,
+    Plan,
+    VideoQuality,
+    video_qualities_for_plan,
+)
 from .models import Workspace
 from .timezone_search import timezone_keywords
 from .validators import (
@@ -84,15 +90,30 @@ class WorkspaceSettingsForm(forms.Form):
     default_video_quality = forms.ChoiceField(label="Default video quality")
     key_max_lifetime_days = forms.IntegerField(
         label="Longest lifetime of a new API key (days)",
-        min_value=7,
+        min_value=1,
         max_value=365,
-        help_text="7 to 365 days. Keys created from now on may not live longer; CLI keys last "
+        help_text="1 to 365 days. Keys created from now on may not live longer; CLI keys last "
         "90 days, so a shorter limit turns CLI logins away.",
     )
     key_allow_no_expiry = forms.BooleanField(
         label="Offer “No expiry” for new API keys",
         required=False,
         help_text="Keys that never expire suit long-lived server integrations only.",
+    )
+    key_approval = forms.ChoiceField(
+        label="Keys that wait for an owner's approval",
+        choices=[
+            (KeyApproval.OFF, "None: every key works at once"),
+            (
+                KeyApproval.WRITE,
+                "Keys of admins and members that can change things (any Write, or API keys)",
+            ),
+            (KeyApproval.ALL, "Every key of admins and members"),
+        ],
+        help_text="A waiting key gets its secret at once but answers 401 pending-key until an "
+        "owner approves it under Approvals; unanswered for 7 days, it is denied. Owners' own "
+        "keys never wait. The CLI login and connected apps are offered only what needs no "
+        "approval.",
     )
     require_two_factor = forms.BooleanField(
         label="Require two-factor authentication for everyone in this workspace",

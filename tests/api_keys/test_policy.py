@@ -24,6 +24,7 @@ def set_policy(client, workspace, days: int, allow_no_expiry: bool):
             "transcription_language": workspace.transcription_language,
             "default_video_quality": workspace.default_video_quality,
             "key_max_lifetime_days": str(days),
+            "key_approval": workspace.key_approval,
             **({"key_allow_no_expiry": "on"} if allow_no_expiry else {}),
         },
     )

@@ -118,6 +118,7 @@ def test_settings_page_records_the_user(client):
             "default_video_quality": "720p",
             "key_max_lifetime_days": "365",
             "key_allow_no_expiry": "on",
+            "key_approval": "off",
         },
     )
     event = only_event(action=SETTINGS_CHANGED)

@@ -31,6 +31,7 @@ def form(**overrides):
         "default_video_quality": "720p",
         "key_max_lifetime_days": "365",
         "key_allow_no_expiry": "on",
+        "key_approval": "off",
     }
     data.update(overrides)
     return data

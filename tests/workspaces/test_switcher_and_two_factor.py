@@ -69,6 +69,7 @@ def _settings_form(workspace, **changes):
         "default_video_quality": workspace.default_video_quality,
         "key_max_lifetime_days": workspace.key_max_lifetime_days,
         "key_allow_no_expiry": "on",
+        "key_approval": "off",
     }
     data.update(changes)
     return data
