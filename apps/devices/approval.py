@@ -11,9 +11,15 @@ from django.utils import timezone
 from apps.accounts.models import AccountEvent, User
 from apps.accounts.security_log import account_event_record
 from apps.api_keys.models import ApiKey
-from apps.api_keys.policy import CLI_LIFETIME, key_holder_problem, key_policy_problem
+from apps.api_keys.policy import (
+    CLI_LIFETIME,
+    approval_covers,
+    approval_note,
+    key_holder_problem,
+    key_policy_problem,
+)
 from apps.common.validation import InvalidInput
-from apps.workspaces.models import Workspace
+from apps.workspaces.models import Membership, Workspace
 
 from .codes import normalise_user_code
 from .models import DeviceAuthorization
@@ -75,6 +81,15 @@ def device_authorization_find(*, user: User, raw_code: Any) -> DeviceAuthorizati
     return authorization
 
 
+def device_login_role(user: User, workspace: Workspace) -> str | None:
+    """The role `user` logs in with in `workspace`."""
+    return (
+        Membership.objects.filter(user=user, workspace=workspace)
+        .values_list("role", flat=True)
+        .first()
+    )
+
+
 def device_authorization_approve(
     *, authorization: DeviceAuthorization, user: User, workspace: Workspace, scopes: list[str]
 ) -> DeviceAuthorization:
@@ -88,6 +103,10 @@ def device_authorization_approve(
     problem = device_approval_problem(user, workspace, now=timezone.now())
     if problem:
         raise InvalidInput("workspace", problem)
+    # A CLI key never waits for an owner: what the approval policy covers is not offered.
+    role = device_login_role(user, workspace)
+    if approval_covers(workspace.key_approval, role, chosen):
+        raise InvalidInput("scopes", approval_note(workspace.key_approval, role) or "")
     updated = DeviceAuthorization.objects.filter(
         pk=authorization.pk,
         status=DeviceAuthorization.Status.PENDING,

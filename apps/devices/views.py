@@ -11,6 +11,7 @@ from django.views.decorators.http import require_http_methods
 
 from apps.accounts.models import SignedInRequest
 from apps.accounts.sudo import recent_authentication_required
+from apps.api_keys.policy import approval_note, scopes_without_approval
 from apps.common.validation import InvalidInput
 from apps.key_pages.forms import asked_scope_rows
 from apps.workspaces.holders import two_factor_missing
@@ -74,10 +75,16 @@ def approve(request: SignedInRequest) -> HttpResponse:
     except InvalidInput as error:
         context["error"] = error.message
         return render(request, "devices/device.html", context, status=400)
-    context.update(
-        authorization=authorization,
-        scope_rows=asked_scope_rows(authorization.grantable_scopes, authorization.suggested_scopes),
-    )
+    # The CLI's key never waits for an owner: offer only what the approval policy leaves free
+    # in the workspace the page starts on (approving checks the one chosen).
+    first = memberships[0]
+    policy, role = first.workspace.key_approval, first.role
+    grantable = scopes_without_approval(policy, role, authorization.grantable_scopes)
+    suggested = [s for s in authorization.suggested_scopes if s in grantable]
+    if len(grantable) < len(authorization.grantable_scopes):
+        context["approval_note"] = approval_note(policy, role)
+    context["blocked"] = not grantable
+    context.update(authorization=authorization, scope_rows=asked_scope_rows(grantable, suggested))
     if request.method == "GET" or "decision" not in request.POST:
         return render(request, "devices/device_confirm.html", context)
     if request.POST["decision"] == "deny":
@@ -86,7 +93,7 @@ def approve(request: SignedInRequest) -> HttpResponse:
     by_id = {str(m.workspace_id): m for m in memberships}
     membership = by_id.get(request.POST.get("workspace", ""))
     chosen = request.POST.getlist("scopes")
-    context["scope_rows"] = asked_scope_rows(authorization.grantable_scopes, chosen)
+    context["scope_rows"] = asked_scope_rows(grantable, chosen)
     if membership is None:
         context["error"] = "Choose one of your workspaces."
         return render(request, "devices/device_confirm.html", context, status=400)

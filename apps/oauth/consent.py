@@ -22,7 +22,12 @@ from apps.accounts.sudo import recent_authentication_required
 from apps.api.scopes import ALL_SCOPES, MEMBER_SCOPES
 from apps.api_keys.choosable import check_chosen_exist
 from apps.api_keys.models import ApiKey
-from apps.api_keys.policy import MCP_LIFETIME, key_policy_problem
+from apps.api_keys.policy import (
+    MCP_LIFETIME,
+    approval_note,
+    key_policy_problem,
+    scopes_without_approval,
+)
 from apps.api_keys.restrictions import Restrictions
 from apps.common.http import client_ip, has_nul
 from apps.common.middleware import policy_with_form_action
@@ -148,14 +153,22 @@ def authorize(request: SignedInRequest) -> HttpResponse:
     if membership is None:
         return _consent_page(request, grant, context, status=403)
     kind = _kind(membership)
-    grantable = _grantable(grant.request.payload.scope or "", kind)
-    if not grantable:
+    asked = _grantable(grant.request.payload.scope or "", kind)
+    if not asked:
         refused = InvalidScopeError(
             f"A {kind} key cannot hold any of the scopes asked for.",
             redirect_uri=grant.redirect_uri,
             state=grant.request.payload.state,
         )
         return _to_app(request, SERVER.handle_error_response(None, refused))
+    # A connected app's key never waits for an owner: offer only what the policy leaves free.
+    policy = membership.workspace.key_approval
+    grantable = scopes_without_approval(policy, membership.role, asked)
+    if len(grantable) < len(asked):
+        context["approval_note"] = approval_note(policy, membership.role)
+    if not grantable:
+        context["blocked"] = True
+        return _consent_page(request, grant, context, status=403)
     posted = request.method == "POST"
     chosen = request.POST.getlist("scopes") if posted else grantable
     inputs = RestrictionInputs(

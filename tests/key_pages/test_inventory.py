@@ -120,9 +120,7 @@ def test_the_list_opens_on_active_keys_with_the_others_one_click_away(client, in
     assert names(default) == {"Zapier sync", "Warehouse", "Soon", "Forgotten"}
     page = default.content.decode()
     assert "Showing active keys and keys waiting for approval." in page
-    assert (
-        'Show revoked, expired and denied keys too (<span id="inactive-count">1</span>)' in page
-    )
+    assert 'Show revoked, expired and denied keys too (<span id="inactive-count">1</span>)' in page
     assert 'href="/integrations/api/?state=all"' in page
     assert "CLI on laptop" in names(client.get(LIST, {"state": "all"}))
     assert names(client.get(LIST, {"state": "revoked"})) == {"CLI on laptop"}

@@ -98,6 +98,14 @@ class Command(BaseCommand):
             f"{' '.join(key.scopes)}, expires {expiry}. Copy the secret now: it is not stored."
         )
         self.stdout.write(created.secret)
+        if key.state == "pending":
+            # On stderr, so that `createapikey ... | tail -1` still captures just the secret.
+            self.stderr.write(
+                f"This key waits for an owner's approval ({workspace.name}'s policy: "
+                f"{workspace.get_key_approval_display().lower()}): it answers 401 pending-key "
+                "until an owner approves it under Approvals or with `gatehouse keys approve "
+                f"{key.pk}`. The owners have been e-mailed."
+            )
 
     def _workspace(self, raw: str) -> Workspace:
         try:
