@@ -136,7 +136,7 @@ def api_key_request_approval(key: ApiKey, actor: Actor) -> None:
             f"{key.user.email} created the API key “{key.name}” in {key.workspace.name}. It "
             "waits for an owner's approval and does not work until then.\n\n"
             f"Permissions: {summarize_scopes(key.scopes)}\n"
-            f"Restrictions: {key.restrictions.summary or 'none'}\n"
+            f"Restrictions: {key.restrictions.summary() or 'none'}\n"
             f"Expires: {_expiry_text(key)}\n"
             f"Their reason: {reason}\n\n"
             f"Approve or deny it (unanswered, it is denied after 7 days):\n{waiting_list_url()}\n",

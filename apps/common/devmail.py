@@ -42,7 +42,9 @@ def sent_mail(folder: Path) -> list[DevMail]:
     for path in files:
         chunks = [c for c in path.read_text(errors="replace").split(SEPARATOR) if c.strip()]
         for chunk in reversed(chunks):
-            message = email.message_from_string(chunk.strip("\n"), policy=default)
+            # As bytes: parsed from a str, an 8-bit body's non-ASCII characters would come
+            # back as "\u201c" escapes.
+            message = email.message_from_bytes(chunk.strip("\n").encode(), policy=default)
             assert isinstance(message, EmailMessage)  # what the default policy makes
             mails.append(
                 DevMail(

@@ -52,11 +52,21 @@ def navigation(request: HttpRequest) -> dict[str, Any]:
             {"label": "Logs", "url": reverse("request_log:page")},
             {"label": "Audit", "url": reverse("audit:log")},
         ]
-    for item in items:
-        url = item["url"]
-        item["active"] = bool(url) and (
-            request.path == url if item.get("exact") else request.path.startswith(url)
+    # The item whose address matches most of the path is the current one (Approvals, not API
+    # keys, on /integrations/api/waiting/).
+    matching = [
+        item
+        for item in items
+        if item["url"]
+        and (
+            request.path == item["url"]
+            if item.get("exact")
+            else request.path.startswith(item["url"])
         )
+    ]
+    current = max(matching, key=lambda item: len(item["url"]), default=None)
+    for item in items:
+        item["active"] = item is current
     places = list(user_memberships(user))
     return {
         "nav_workspace": membership.workspace,

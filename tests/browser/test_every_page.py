@@ -307,6 +307,15 @@ def test_no_page_scrolls_sideways(browser, live_server, shoot, width):
     theirs = make_key(user=teammate, workspace=workspace, name="Their key").key
     api_key_revoke(key=theirs, actor=Actor.of_user(owner))
     theirs.refresh_from_db()
+    # Under the approval policy, the teammate's write key waits: the owners' list and its page.
+    workspace.key_approval = "write"
+    workspace.save(update_fields=["key_approval"])
+    waiting = make_key(
+        user=teammate,
+        workspace=workspace,
+        name="Spring course publisher for the marketing site",
+        scopes=["pages:read", "pages:write"],
+    ).key
     seed_requests(key, theirs)
     context = browser.new_context(
         base_url=live_server.url, viewport={"width": WIDTHS[width], "height": 900}
@@ -335,6 +344,8 @@ def test_no_page_scrolls_sideways(browser, live_server, shoot, width):
             **seed_oauth(owner, live_server.url),
             "key-page-long-holder": f"/integrations/api/keys/{theirs.pk}/",
             "logs": "/logs/",
+            "approvals": "/integrations/api/waiting/",
+            "key-page-waiting": f"/integrations/api/keys/{waiting.pk}/",
             "logs-refused": "/logs/?status=4xx",
         }
         for name, path in pages.items():
