@@ -162,9 +162,8 @@ OPERATIONS = (
         needs=Needs(roles=OWNER),
         title="Read the key policy",
         summary=(
-            "The workspace's key policy: the longest lifetime of a new key, whether keys may "
-            "have no expiry, whether two-factor sign-in is required, and which new keys wait "
-            "for an owner's approval. Any key of an owner may read it."
+            "The key policy: longest lifetime of a new key, whether no expiry is allowed, "
+            "whether two-factor is required, which new keys wait for approval."
         ),
         output_name="KeyPolicy",
         output=POLICY,

@@ -27,6 +27,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 ALL_TOOLS = {
     "get_workspace",
+    "get_key_policy",
     "update_workspace",
     "list_products",
     "create_product",
@@ -85,16 +86,22 @@ def raw_post(live_server, secret: str | None, message: dict | None = None) -> ht
 @pytest.mark.parametrize(
     ("scopes", "expected"),
     [
-        (["products:read"], {"get_workspace", "list_products"}),
-        (["products:write"], {"get_workspace", "update_workspace", "create_product"}),
+        (["products:read"], {"get_workspace", "get_key_policy", "list_products"}),
+        (
+            ["products:write"],
+            {"get_workspace", "get_key_policy", "update_workspace", "create_product"},
+        ),
         (
             ["pages:read", "pages:write"],
-            {"get_workspace", "update_workspace", "list_pages", "create_page"},
+            {"get_workspace", "get_key_policy", "update_workspace", "list_pages", "create_page"},
         ),
-        (["communities:read"], {"get_workspace", "list_communities", "list_posts"}),
+        (
+            ["communities:read"],
+            {"get_workspace", "get_key_policy", "list_communities", "list_posts"},
+        ),
         (
             ["communities:write"],
-            {"get_workspace", "update_workspace", "create_post"},
+            {"get_workspace", "get_key_policy", "update_workspace", "create_post"},
         ),
         (
             [
@@ -168,6 +175,7 @@ def test_every_tool_runs_and_returns_its_record(live_server):
                 "create_page", {"title": "About", "slug": "about", "body": "Us."}
             )
             results["list_pages"] = await client.call_tool("list_pages", {})
+            results["get_key_policy"] = await client.call_tool("get_key_policy", {})
             return results
 
     results = run(scenario())
@@ -175,6 +183,7 @@ def test_every_tool_runs_and_returns_its_record(live_server):
     assert not any(result.is_error for result in results.values())
     data = {name: result.structured_content for name, result in results.items()}
     assert data["get_workspace"]["workspaceId"] == str(key.key.workspace_id)
+    assert data["get_key_policy"]["approval"] == "off"
     assert data["update_workspace"]["timezone"] == "Europe/Berlin"
     assert data["update_workspace"]["autoTranscribeUploads"] is True
     assert data["create_product"]["name"] == "Course"
@@ -466,6 +475,30 @@ def test_no_tool_hands_out_a_secret_even_when_called_by_name(live_server):
         assert tool_error(result) == "not-found"
     assert ApiKey.objects.count() == 1
     assert ApiKey.objects.get().secret_hash == manager.key.secret_hash  # not rolled
+
+
+def test_waiting_keys_are_listed_but_approving_is_no_tool(live_server):
+    """§10: MCP shows pending keys in list_keys; approving is a person's decision."""
+    from apps.api.scopes import EVERY_SCOPE
+    from apps.api_keys.models import ApiKey
+    from tests.factories import MembershipFactory, UserFactory
+
+    manager = make_key(scopes=EVERY_SCOPE)
+    workspace = manager.key.workspace
+    admin = UserFactory(email="admin@acme.test")
+    MembershipFactory(workspace=workspace, user=admin, role="admin")
+    workspace.key_approval = "write"
+    workspace.save(update_fields=["key_approval"])
+    waiting = make_key(user=admin, workspace=workspace, name="Waits", scopes=["pages:write"])
+    names = run(tool_names(live_server, manager.secret))
+    assert {"list_keys", "get_key_policy"} <= names
+    assert not names & {"approve_key", "deny_key"}
+    listed = run(call(live_server, manager.secret, "list_keys", {"state": "pending"}))
+    assert [k["name"] for k in listed.structured_content["data"]] == ["Waits"]
+    for name in ("approve_key", "deny_key"):
+        result = run(call(live_server, manager.secret, name, {"keyId": waiting.key.pk}))
+        assert tool_error(result) == "not-found"
+    assert ApiKey.objects.get(pk=waiting.key.pk).state == "pending"
 
 
 @pytest.mark.parametrize(
