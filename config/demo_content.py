@@ -15,6 +15,7 @@ from apps.api.scopes import ALL_SCOPES
 from apps.api_keys.models import ApiKey
 from apps.api_keys.restrictions import Restrictions
 from apps.api_keys.services import api_key_create, api_key_revoke
+from apps.workspaces.services import workspace_update
 from apps.audit.services import Actor
 from apps.communities.models import Community, CommunityMembership
 from apps.communities.services import community_create, post_create
@@ -80,7 +81,23 @@ def demo_content_ensure(workspace: Workspace, owner: User) -> bool:
     _connected_app(workspace, owner)
     _usage(keys)
     _request_log(list(ApiKey.objects.filter(workspace=workspace).order_by("pk")))
+    _waiting_key(workspace, admin, operator)
     return True
+
+
+def _waiting_key(workspace: Workspace, admin: User, operator: Actor) -> None:
+    """Approval of keys that can change things, and an admin's key waiting for the owner."""
+    workspace_update(workspace=workspace, changes={"key_approval": "write"}, actor=operator)
+    workspace.refresh_from_db()
+    api_key_create(
+        workspace=workspace,
+        user=admin,
+        name="Course publisher",
+        description="Publishes the spring course pages from CI; needed before Monday's launch.",
+        scopes=["pages:read", "pages:write"],
+        expires_at=timezone.now() + timedelta(days=90),
+        actor=Actor.of_user(admin),
+    )
 
 
 def _user(email: str) -> User:

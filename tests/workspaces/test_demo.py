@@ -41,6 +41,10 @@ def test_the_demo_workspace_has_something_in_it_once(db, settings, tmp_path, cli
     assert keys.filter(tag="mcp").exists() and OAuthGrant.objects.exists()
     assert keys.filter(kind="member").exists()
     assert keys.exclude(allowed_networks=[]).exists()  # a restricted one
+    # Approval of write keys is on, and an admin's key waits for the owner.
+    assert workspace.key_approval == "write"
+    waiting = keys.in_state("pending").get()
+    assert waiting.user.memberships.get(workspace=workspace).role == "admin"
     assert KeyUsageDay.objects.filter(key__workspace=workspace).count() >= 30
     log = RequestLogEntry.objects.filter(workspace_id=workspace.pk)
     assert log.filter(at__lt=timezone.now() - timedelta(days=25)).exists()  # a month of it
