@@ -15,7 +15,6 @@ from apps.api.scopes import ALL_SCOPES
 from apps.api_keys.models import ApiKey
 from apps.api_keys.restrictions import Restrictions
 from apps.api_keys.services import api_key_create, api_key_revoke
-from apps.workspaces.services import workspace_update
 from apps.audit.services import Actor
 from apps.communities.models import Community, CommunityMembership
 from apps.communities.services import community_create, post_create
@@ -32,6 +31,7 @@ from apps.products.services import product_create
 from apps.request_log.recording import entries_write
 from apps.usage.models import KeyUsageDay, KeyUsageHour
 from apps.workspaces.models import Membership, Workspace
+from apps.workspaces.services import workspace_update
 
 DEMO_DOMAIN = "demo.gatehouse.test"
 PRODUCTS = [
