@@ -56,7 +56,18 @@ def main() -> int:
         "from apps.api_keys.models import ApiKey; print(ApiKey.objects.get(name='decoy').pk)",
     )
     manage(env, "createcommunity", "Fuzzers", "--workspace", workspace_id)
-    changes_keys = "^(createKey|rollKey|narrowKey|revokeKey)$"
+    # The fuzzer may turn on "two-factor required" through PATCH /workspace/policy; its owner
+    # has an authenticator, as an owner who can turn that on has, so its keys keep working.
+    manage(
+        env,
+        *("shell", "-c"),
+        "from allauth.mfa.models import Authenticator; from apps.accounts.models import User; "
+        "Authenticator.objects.create(user=User.objects.get(email='fuzz@example.com'), "
+        "type=Authenticator.Type.TOTP, data={'secret': 'fuzz'})",
+    )
+    changes_keys = (
+        "^(createKey|rollKey|narrowKey|revokeKey|updateKeyPolicy|approveKey|denyKey)$"
+    )
     with gunicorn(env) as (base, _server):
         first = _schemathesis(base, secret, args, env, "--exclude-operation-id-regex", changes_keys)
         second = _schemathesis(

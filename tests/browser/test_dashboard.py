@@ -103,7 +103,9 @@ def test_sign_up_create_key_use_it_revoke_it(page, live_server, shoot):
     expect(page.locator("#announcer")).to_contain_text("Revoked “Zapier sync”")
     assert page.evaluate("document.activeElement.textContent") == "Zapier sync"
     # The active list's note now counts it among the revoked keys it hides.
-    expect(page.locator("#inactive-note")).to_contain_text("Show revoked and expired keys too (1)")
+    expect(page.locator("#inactive-note")).to_contain_text(
+        "Show revoked, expired and denied keys too (1)"
+    )
     shoot(page, "06-revoked-in-place")
     response = api_get(live_server, secret)
     assert response.status_code == 401
@@ -120,7 +122,7 @@ def test_expired_key_shows_expired(page, live_server, shoot):
     sign_in(page, "owner@acme.test")
     # The list opens on active keys; one click shows the others.
     assert page.locator("tr", has_text="Old deploy key").count() == 0
-    page.click("text=Show revoked and expired keys too")
+    page.click("text=Show revoked, expired and denied keys too")
     row = page.locator("tr", has_text="Old deploy key")
     assert row.locator(".badge--expired").text_content() == "Expired"
     shoot(page, "07-expired")

@@ -361,7 +361,7 @@ def test_mcp_remote_bridges_stdio_with_a_key_in_a_header(
     with Bridge(node, [url, "--header", f"Authorization: Bearer {secret}"], tmp_path) as bridge:
         initialized = bridge.initialize()
         assert initialized["serverInfo"]["name"]
-        assert bridge.tool_names() == {"get_workspace", "list_pages"}
+        assert bridge.tool_names() == {"get_key_policy", "get_workspace", "list_pages"}
     assert "/oauth/authorize" not in bridge.logged()
     assert_the_get_probe_was_answered_quietly(server_log)
 
