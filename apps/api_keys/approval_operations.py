@@ -99,6 +99,8 @@ def clean_policy_patch(body: Any) -> dict[str, Any]:
         if name == "maxLifetimeDays":
             if value is None:
                 value = MAX_LIFETIME.days
+            if isinstance(value, float) and value.is_integer():  # JSON's 90.0 is 90
+                value = int(value)
             if isinstance(value, bool) or not isinstance(value, int):
                 raise InvalidInput(name, f"{name} must be a whole number of days or null.")
             if not 1 <= value <= MAX_LIFETIME.days:

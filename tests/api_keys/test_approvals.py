@@ -73,6 +73,9 @@ def test_owners_read_and_change_the_policy_over_the_api_audited(client, owner_ke
     assert changed.status_code == 200
     assert changed.json()["approval"] == "write"
     assert changed.json()["maxLifetimeDays"] == 90
+    # JSON's 90.0 is the integer 90, as JSON Schema reads it.
+    same = patch(client, "/workspace/policy", {"maxLifetimeDays": 90.0}, owner_key.secret)
+    assert same.status_code == 200 and same.json()["maxLifetimeDays"] == 90
     events = AuditEvent.objects.filter(action="settings.changed").order_by("pk")
     assert [(e.data["field"], e.data["before"], e.data["after"]) for e in events] == [
         ("key_approval", "off", "write"),
@@ -104,6 +107,7 @@ def test_owners_read_and_change_the_policy_over_the_api_audited(client, owner_ke
         ({"allowNoExpiry": "yes"}, "allowNoExpiry"),
         ({"maxLifetimeDays": True}, "maxLifetimeDays"),
         ({"maxLifetimeDays": 366}, "maxLifetimeDays"),
+        ({"maxLifetimeDays": 90.5}, "maxLifetimeDays"),
         ({"workspaceName": "x"}, "workspaceName"),
     ],
 )
