@@ -10,7 +10,15 @@ from apps.audit.services import Actor
 from apps.invitations.services import invitation_create
 from tests.browser.test_dashboard import sign_in
 from tests.browser.test_every_page import owner_pages, seed_oauth, seed_webhooks
-from tests.factories import PASSWORD, make_community, make_key, member_of, owner_of
+from tests.factories import (
+    PASSWORD,
+    MembershipFactory,
+    UserFactory,
+    make_community,
+    make_key,
+    member_of,
+    owner_of,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -75,6 +83,13 @@ def test_every_page_passes_axe(axe_page, browser, live_server):
     sign_in(page, "owner@acme.test")
     endpoint_id = seed_webhooks(owner)
     pages = {**owner_pages(key.pk, community.pk, endpoint_id), **seed_oauth(owner, live_server.url)}
+    # An admin's key waiting for approval: the owners' list and the key's page, with their forms.
+    admin = UserFactory(email="admin@acme.test")
+    MembershipFactory(workspace=workspace, user=admin, role="admin")
+    workspace.key_approval = "write"
+    workspace.save(update_fields=["key_approval"])
+    waiting = make_key(user=admin, workspace=workspace, name="Publisher", scopes=["pages:write"])
+    pages["key-page-waiting"] = f"/integrations/api/keys/{waiting.key.pk}/"
     for name, path in pages.items():
         page.goto(path)
         found[name] = serious_violations(page)

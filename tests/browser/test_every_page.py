@@ -25,6 +25,7 @@ def owner_pages(key_id: int, community_id: int, endpoint_id: int | None = None) 
     webhook = {"webhook": f"/settings/webhooks/{endpoint_id}/"} if endpoint_id else {}
     return {
         "keys": "/integrations/api/",
+        "approvals": "/integrations/api/waiting/",
         "connected-apps": "/integrations/connected-apps/",
         "key-create": "/integrations/api/new/",
         "key-page": f"/integrations/api/keys/{key_id}/",
@@ -344,7 +345,6 @@ def test_no_page_scrolls_sideways(browser, live_server, shoot, width):
             **seed_oauth(owner, live_server.url),
             "key-page-long-holder": f"/integrations/api/keys/{theirs.pk}/",
             "logs": "/logs/",
-            "approvals": "/integrations/api/waiting/",
             "key-page-waiting": f"/integrations/api/keys/{waiting.pk}/",
             "logs-refused": "/logs/?status=4xx",
         }
