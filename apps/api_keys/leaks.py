@@ -179,10 +179,11 @@ def leak_report_handle(
 
 
 def _revoke_leaked(key: ApiKey, url: str, source: str) -> None:
-    """Revoke an active key and record why; a key revoked already is left as it is."""
+    """Revoke a live key (active, or waiting for approval) and record why; a key revoked or
+    denied already is left as it is: it can never work."""
     with transaction.atomic():
         locked = ApiKey.objects.select_for_update().get(pk=key.pk)
-        if locked.revoked_at is not None:
+        if locked.revoked_at is not None or locked.denied_at is not None:
             return
         api_key_revoke(key=key, actor=REPORTER)
         audit_record(

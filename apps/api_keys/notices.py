@@ -64,13 +64,14 @@ EXPIRED_EVENTS_LOOK_BACK = timedelta(days=7)
 
 def api_key_announce_expired(*, now: datetime | None = None) -> int:
     """Send `key.expired` once for each key that expired in the last 7 days (a key expired
-    before that, or revoked, gets none); return how many."""
+    before that, revoked or denied, gets none); return how many."""
     now = now or timezone.now()
     expired = (
         ApiKey.objects.filter(
             expires_at__lte=now,
             expires_at__gt=now - EXPIRED_EVENTS_LOOK_BACK,
             revoked_at__isnull=True,
+            denied_at__isnull=True,  # a denied key never worked: nothing expired
         )
         .exclude(tag=ApiKey.Tag.MCP)
         .exclude(expiry_notices__kind=ExpiryNotice.Kind.EXPIRED)

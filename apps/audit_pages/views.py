@@ -14,6 +14,7 @@ from django.views.decorators.http import require_http_methods
 from apps.api.scopes import summarize_scopes
 from apps.audit.actions import action_choices
 from apps.audit.models import AuditEvent
+from apps.common.dates import moment_text
 from apps.common.spreadsheet import csv_lines
 from apps.workspaces.decorators import WorkspaceRequest, workspace_staff_required
 
@@ -73,7 +74,7 @@ def _rows(events: QuerySet[AuditEvent], zone: ZoneInfo) -> Iterator[list[str]]:
         data = event.data or {}
         change = event_change(event)
         yield [
-            event.created_at.astimezone(zone).isoformat(),
+            moment_text(event.created_at, zone),  # as the page writes it
             event.created_at.astimezone(UTC).isoformat(),
             event.action,
             event.action_label,

@@ -76,9 +76,12 @@ def approve(request: SignedInRequest) -> HttpResponse:
         context["error"] = error.message
         return render(request, "devices/device.html", context, status=400)
     # The CLI's key never waits for an owner: offer only what the approval policy leaves free
-    # in the workspace the page starts on (approving checks the one chosen).
-    first = memberships[0]
-    policy, role = first.workspace.key_approval, first.role
+    # in the workspace chosen (the first until another is; approving checks it again).
+    by_id = {str(m.workspace_id): m for m in memberships}
+    wanted = request.POST.get("workspace") or request.GET.get("workspace") or ""
+    chosen_place = by_id.get(wanted, memberships[0])
+    context["chosen_workspace"] = chosen_place.workspace_id
+    policy, role = chosen_place.workspace.key_approval, chosen_place.role
     grantable = scopes_without_approval(policy, role, authorization.grantable_scopes)
     suggested = [s for s in authorization.suggested_scopes if s in grantable]
     if len(grantable) < len(authorization.grantable_scopes):
@@ -90,7 +93,6 @@ def approve(request: SignedInRequest) -> HttpResponse:
     if request.POST["decision"] == "deny":
         device_authorization_deny(authorization=authorization, user=request.user)
         return render(request, "devices/device_done.html", {"approved": False})
-    by_id = {str(m.workspace_id): m for m in memberships}
     membership = by_id.get(request.POST.get("workspace", ""))
     chosen = request.POST.getlist("scopes")
     context["scope_rows"] = asked_scope_rows(grantable, chosen)

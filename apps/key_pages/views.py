@@ -5,6 +5,7 @@ the CSV inventory, revoking a selection. One function per page serves both audie
 import secrets
 from collections.abc import Iterator
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from django.contrib import messages
 from django.core.paginator import Paginator
@@ -18,6 +19,7 @@ from apps.api_keys.models import ApiKey, ApiKeyQuerySet
 from apps.api_keys.policy import EXPIRY_DAY_CHOICES, create_approval_note
 from apps.api_keys.services import KEY_MANAGER_ROLES, api_key_create, api_key_revoke
 from apps.audit.services import request_actor
+from apps.common.dates import moment_text
 from apps.common.spreadsheet import csv_lines
 from apps.common.validation import InvalidInput, parse_id
 from apps.workspaces.decorators import WorkspaceRequest
@@ -121,6 +123,8 @@ def key_export_page(request: WorkspaceRequest, pages: KeyPages) -> StreamingHttp
     filters = KeyFilters.from_query(request.GET)
     keys = filters.apply(pages.keys(request).select_related("user"))
     now = timezone.now()
+    # Rows are written after the view returns, outside its time zone: name the zone here.
+    zone = ZoneInfo(request.workspace.timezone)
 
     def rows() -> Iterator[list[str]]:
         yield INVENTORY_COLUMNS
@@ -133,11 +137,12 @@ def key_export_page(request: WorkspaceRequest, pages: KeyPages) -> StreamingHttp
                 key.user.email,
                 " ".join(key.scopes),
                 key.state_at(now),
-                key.created_at.isoformat(),
-                key.expires_at.isoformat() if key.expires_at else "",
-                key.last_used_at.isoformat() if key.last_used_at else "",
+                # One date format with the pages: the workspace's zone, named.
+                moment_text(key.created_at, zone),
+                moment_text(key.expires_at, zone) if key.expires_at else "",
+                moment_text(key.last_used_at, zone) if key.last_used_at else "",
                 key.last_used_ip or "",
-                key.revoked_at.isoformat() if key.revoked_at else "",
+                moment_text(key.revoked_at, zone) if key.revoked_at else "",
                 " ".join(key.unused_scopes_at(now)) if key.state_at(now) == "active" else "",
                 *_restriction_cells(key),
             ]

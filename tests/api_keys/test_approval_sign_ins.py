@@ -93,3 +93,40 @@ def test_under_all_an_admins_connect_shows_why_and_only_cancel(client):
     text = page.content.decode()
     assert "create a key on the API keys page" in text
     assert 'value="approve"' not in text
+
+
+def two_places():
+    """An admin of First (which asks approval of every key) who owns Second (which asks none)."""
+    first = WorkspaceFactory(name="First", key_approval="all")
+    second = WorkspaceFactory(name="Second", key_approval="off")
+    user = UserFactory(email="both@acme.test")
+    MembershipFactory(workspace=first, user=user, role="admin")
+    MembershipFactory(workspace=second, user=user, role="owner")
+    browser = Client()
+    browser.force_login(user)
+    return browser, first, second
+
+
+def test_the_cli_login_offers_what_the_chosen_workspace_allows(client):
+    browser, first, second = two_places()
+    body = start(client, scope="pages:read pages:write").json()
+    code = body["user_code"]
+    page = browser.get(f"/device?user_code={code}").content.decode()
+    assert offered(page) == set() and 'value="approve"' not in page
+    assert 'name="workspace"' in page and "Switch" in page
+    switched = browser.get(f"/device?user_code={code}&workspace={second.pk}").content.decode()
+    assert offered(switched) == {"pages:read", "pages:write"}
+    assert 'value="approve"' in switched and 'data-testid="approval-policy"' not in switched
+    assert approve_login(browser, code, second, scopes=("pages:write",)).status_code == 200
+
+
+def test_the_connect_page_keeps_the_workspace_switch_when_the_first_is_closed(client):
+    browser, first, second = two_places()
+    client_id = register(client)["client_id"]
+    _, challenge = pkce()
+    url = authorize_url(client_id, challenge)
+    closed = browser.get(url)
+    assert closed.status_code == 403
+    assert 'id="workspace-switch"' in closed.content.decode()
+    opened = browser.get(url + f"&workspace={second.pk}").content.decode()
+    assert offered(opened) == {"products:read", "pages:read", "pages:write"}

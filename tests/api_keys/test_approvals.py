@@ -432,3 +432,39 @@ def test_unknown_user_model_noise_is_not_a_holder(db):
             workspace=workspace, user=UserFactory(), name="x", scopes=WRITE, expires_at=None
         )
     assert not AuditEvent.objects.filter(action="key.approval_requested").exists()
+
+
+def test_a_denied_key_is_past_leak_reports_and_expiry_events(client, owner_key, admin_key):
+    """A denied key never worked: a leak of it revokes nothing and tells nobody, and its
+    expiry is no event."""
+    from apps.api_keys.leaks import _revoke_leaked
+    from apps.api_keys.notices import api_key_announce_expired
+
+    set_approval(client, owner_key, "write")
+    created = post(
+        client,
+        "/keys",
+        {"name": "Bot", "scopes": WRITE, "expiresInDays": 7},
+        admin_key.secret,
+    ).json()
+    post(client, f"/keys/{created['id']}/deny", {}, owner_key.secret)
+    key = ApiKey.objects.get(pk=created["id"])
+    run_tasks()
+    mail.outbox.clear()
+    _revoke_leaked(key, "https://github.com/acme/leak", "content")
+    assert not AuditEvent.objects.filter(key=key, action="key.leaked").exists()
+    assert ApiKey.objects.get(pk=key.pk).state == "denied"
+    run_tasks()
+    assert mail.outbox == []
+    assert api_key_announce_expired(now=timezone.now() + timedelta(days=8)) == 0
+
+
+def test_a_leak_of_a_waiting_key_revokes_it(client, owner_key, admin_key):
+    from apps.api_keys.leaks import _revoke_leaked
+
+    set_approval(client, owner_key, "write")
+    created = post(client, "/keys", {"name": "Bot", "scopes": WRITE}, admin_key.secret).json()
+    key = ApiKey.objects.get(pk=created["id"])
+    _revoke_leaked(key, "https://github.com/acme/leak", "content")
+    assert ApiKey.objects.get(pk=key.pk).state == "revoked"
+    assert post(client, f"/keys/{key.pk}/approve", {}, owner_key.secret).status_code == 409

@@ -1,5 +1,6 @@
 import csv
 import io
+import re
 from datetime import timedelta
 
 import pytest
@@ -145,7 +146,9 @@ def test_csv_has_one_clean_column_per_fact(client, owner, workspace):
     created = next(row for row in rows.values() if row["action"] == "key.created")
     assert created["permissions"] == "Communities: Read"
     assert "[" not in created["details"] and "scopes=" not in created["details"]
-    assert created["time"].endswith("+00:00") and created["time_utc"].endswith("+00:00")
+    # The time as the page writes it (its zone named), and exactly in UTC beside it.
+    assert re.fullmatch(r"[A-Z][a-z]{2} \d{1,2}, \d{4} \d\d:\d\d UTC", created["time"])
+    assert created["time_utc"].endswith("+00:00")
 
 
 def test_the_page_shows_labels_and_values_as_people_read_them(client, owner, workspace):

@@ -2,6 +2,7 @@
 
 import csv
 import io
+import re
 from datetime import timedelta
 
 import pytest
@@ -97,6 +98,8 @@ def test_the_csv_export_follows_the_filters_and_holds_no_secret(client, inventor
     rows = list(csv.DictReader(io.StringIO(body)))
     assert {row["name"] for row in rows} == {"Warehouse", "Soon"}
     assert rows[0]["holder"] == "admin@acme.test" and rows[0]["scopes"]
+    # Times as the pages write them, in the workspace's zone, named.
+    assert re.fullmatch(r"[A-Z][a-z]{2} \d{1,2}, \d{4} \d\d:\d\d UTC", rows[0]["created_at"])
     for created in inventory.values():
         assert created.secret not in body and created.key.secret_hash not in body
 

@@ -2,6 +2,10 @@
 details), the Logs page (filters, a request found by its id, CSV), a member's own key in the
 portal, and a revoked key's blast radius."""
 
+import csv
+import io
+import re
+
 import pytest
 
 from apps.api_keys.services import api_key_revoke
@@ -66,9 +70,13 @@ def test_the_logs_page_filters_finds_by_request_id_and_exports_what_it_shows(cli
     assert bad.status_code == 200
     assert "Ignored the key, status, since, address filters" in bad.content.decode()
 
-    csv = b"".join(client.get("/logs/export.csv?status=4xx").streaming_content).decode()
-    lines = csv.strip().splitlines()
-    assert lines[0].startswith("time_utc,request_id,key_id,key_name")
+    csv_text = b"".join(client.get("/logs/export.csv?status=4xx").streaming_content).decode()
+    lines = csv_text.strip().splitlines()
+    assert lines[0].startswith("time,time_utc,request_id,key_id,key_name")
+    # The time as the page writes it, in the workspace's zone, then exactly in UTC.
+    first = next(csv.DictReader(io.StringIO(csv_text)))
+    assert re.fullmatch(r"[A-Z][a-z]{2} \d{1,2}, \d{4} \d\d:\d\d UTC", first["time"])
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT[\d:.]+Z", first["time_utc"])
     assert len(lines) == 2 and ids["refused"] in lines[1] and "insufficient-scope" in lines[1]
 
 
