@@ -10,52 +10,17 @@ from apps.workspaces.models import Workspace
 from .policy import key_policy_problem
 from .restrictions import Restrictions
 
+# The states live in their own module; importers of the model find them here too.
+from .states import WAITING as WAITING
+from .states import ApiKeyQuerySet as ApiKeyQuerySet
+from .states import ApiKeyState as ApiKeyState
+
 # A scope not exercised for this long counts as unused (least privilege).
 UNUSED_AFTER = timedelta(days=30)
 
 
 # The model field that holds each restrictable group's chosen ids.
 RESTRICTED_FIELD = {"communities": "community_ids", "pages": "page_ids", "products": "product_ids"}
-
-
-class ApiKeyState(models.TextChoices):
-    PENDING = "pending", "Waiting for approval"
-    DENIED = "denied", "Denied"
-    ACTIVE = "active", "Active"
-    EXPIRED = "expired", "Expired"
-    REVOKED = "revoked", "Revoked"
-
-
-# A key that waits: asked for, neither approved nor denied (docs/product.md §10).
-WAITING = Q(approval_requested_at__isnull=False, approved_at__isnull=True, denied_at__isnull=True)
-
-
-class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
-    def in_state(self, state: str, now: datetime | None = None) -> "ApiKeyQuerySet":
-        """Keys in a state, derived from revoked_at and expires_at at `now`."""
-        now = now or timezone.now()
-        if state == ApiKeyState.REVOKED:
-            return self.filter(revoked_at__isnull=False)
-        if state == ApiKeyState.DENIED:
-            return self.filter(revoked_at__isnull=True, denied_at__isnull=False)
-        live = self.filter(revoked_at__isnull=True, denied_at__isnull=True)
-        unexpired = Q(expires_at__isnull=True) | Q(expires_at__gt=now)
-        if state == ApiKeyState.EXPIRED:
-            return live.filter(expires_at__lte=now)
-        if state == ApiKeyState.PENDING:
-            return live.filter(WAITING, unexpired)
-        if state == ApiKeyState.ACTIVE:
-            return live.filter(unexpired).exclude(WAITING)
-        raise ValueError(f"Unknown key state {state!r}.")
-
-    def current(self, now: datetime | None = None) -> "ApiKeyQuerySet":
-        """Keys that work or wait for approval: the ones a list opens on, the ones to revoke."""
-        now = now or timezone.now()
-        return self.filter(
-            Q(expires_at__isnull=True) | Q(expires_at__gt=now),
-            revoked_at__isnull=True,
-            denied_at__isnull=True,
-        )
 
 
 class ApiKey(models.Model):

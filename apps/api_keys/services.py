@@ -10,7 +10,6 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.accounts.models import User
-from apps.api.scopes import KEY_SCOPES
 from apps.audit.services import Actor, audit_record
 from apps.common.validation import InvalidInput, clean_text
 from apps.workspaces.models import Membership, Workspace
@@ -25,23 +24,18 @@ from .audit_actions import (
     MEMBER_KEY_CREATED,
     MEMBER_KEY_REVOKED,
 )
-from .choosable import check_chosen_exist
+from .creation_checks import KEY_MANAGER_ROLES as KEY_MANAGER_ROLES
+from .creation_checks import check_grants, clean_new_expiry
 from .models import ApiKey, ApiKeyState
 from .policy import (
-    CLI_LIFETIME,
     MCP_LIFETIME,
     approval_covers,
     approval_note,
     clean_description,
-    clean_expires_at,
     clean_scopes,
     key_holder_problem,
-    key_policy_problem,
 )
 from .restrictions import Restrictions
-
-# Who may hold the keys scopes and manage keys over the API: who manages them in the dashboard.
-KEY_MANAGER_ROLES = (Membership.Role.OWNER, Membership.Role.ADMIN)
 
 
 @dataclass(frozen=True)
@@ -50,43 +44,6 @@ class CreatedApiKey:
 
     key: ApiKey
     secret: str
-
-
-def _clean_expiry(
-    workspace: Workspace, expires_at: datetime | None, *, tag: str, now: datetime
-) -> datetime | None:
-    """The expiry a new key gets: exactly 90 days for a CLI key and an hour for an MCP key,
-    else the one asked for, within 365 days and the workspace's key policy."""
-    fixed = {"cli": (CLI_LIFETIME, "90 days"), "mcp": (MCP_LIFETIME, "an hour")}.get(str(tag))
-    if fixed is not None:
-        if expires_at is not None:
-            raise InvalidInput("expires_at", f"{tag.upper()} keys always expire after {fixed[1]}.")
-        expires_at = now + fixed[0]
-    expires_at = clean_expires_at(expires_at, now=now)
-    if problem := key_policy_problem(workspace, expires_at, now=now):
-        raise InvalidInput("expires_at", problem)
-    return expires_at
-
-
-def _check_grants(
-    workspace: Workspace, user: User, kind: str, scopes: list[str], restrictions: Restrictions
-) -> None:
-    """InvalidInput unless `user` may hold the keys scopes asked for (owners and admins only)
-    and every chosen object is one the key could reach."""
-    if (
-        set(scopes) & set(KEY_SCOPES)
-        and not Membership.objects.filter(
-            workspace=workspace, user=user, role__in=KEY_MANAGER_ROLES
-        ).exists()
-    ):
-        raise InvalidInput(
-            "scopes", "Only workspace owners and admins can hold keys:read or keys:write."
-        )
-    check_chosen_exist(
-        restrictions,
-        workspace_id=workspace.pk,
-        member_id=user.pk if kind == ApiKey.Kind.MEMBER else None,
-    )
 
 
 def api_key_create(
@@ -118,9 +75,9 @@ def api_key_create(
     name = clean_text(name, "name", max_length=100)
     description = clean_description(description)
     scopes = clean_scopes(scopes, kind=kind)
-    expires_at = _clean_expiry(workspace, expires_at, tag=tag, now=now)
+    expires_at = clean_new_expiry(workspace, expires_at, tag=tag, now=now)
     restrictions = restrictions or Restrictions()
-    _check_grants(workspace, user, kind, scopes, restrictions)
+    check_grants(workspace, user, kind, scopes, restrictions)
     secret = tokens.generate_secret(kind)
     with transaction.atomic():
         if problem := key_holder_problem(user, workspace, kind):
