@@ -33,7 +33,7 @@ GUNICORN_REFUSALS = {
 
 def write_json_error(sock, status_int: int, reason: str, mesg: str) -> None:
     from apps.api.errors import DEFAULT_MESSAGES  # in the worker, where the app is loaded
-    from apps.api.facts import new_request_id
+    from apps.metering.facts import new_request_id
 
     error = GUNICORN_REFUSALS.get(status_int, "bad-request")
     body = json.dumps({"error": error, "message": DEFAULT_MESSAGES[error]}).encode()

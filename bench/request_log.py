@@ -63,9 +63,9 @@ def main() -> int:
     from django.core.management import call_command
     from django.db import connection, transaction
 
-    from apps.api.facts import new_request_id
-    from apps.api.usage import RequestEntry
     from apps.api_keys.models import ApiKey
+    from apps.metering.facts import new_request_id
+    from apps.metering.records import RequestEntry
     from apps.request_log.partitions import partitions_ensure
     from apps.request_log.reading import LogFilters, requests_page
     from apps.request_log.recording import entries_write

@@ -14,15 +14,14 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import URLPattern, path, re_path
 
 from apps.api.errors import ApiFailure, api_error
-from apps.api.facts import request_facts
 from apps.api.http import json_body, methods, request_body_bytes
 from apps.api.operations import Call, NotFound, Operation
 from apps.api.views import not_found
 from apps.api_keys.auth import api_key_authorize, api_key_from_request, rate_limit_headers
-from apps.api_keys.leaks import ReportRefused, leak_report_handle
 from apps.audit.services import Actor
-from apps.common.http import client_ip
 from apps.common.validation import InvalidInput
+from apps.leaks.reports import ReportRefused, leak_report_handle
+from apps.metering.facts import request_facts
 
 from .door_steps import object_of, operation_run, refuse_query_credentials
 from .openapi import served_openapi
@@ -41,9 +40,7 @@ def http_handler(op: Operation) -> Callable[..., HttpResponse]:
             refuse_query_credentials(request)
             key = api_key_from_request(request)
             api_key_authorize(key, op.needs)
-            call = Call(
-                key=key, workspace=key.workspace, actor=Actor.of_key(key, client_ip(request))
-            )
+            call = Call(key=key, workspace=key.workspace, actor=Actor.of_key(key, facts.client_ip))
             raw: dict[str, Any] = {
                 p.name: request.GET[p.name] for p in op.params if p.name in request.GET
             }

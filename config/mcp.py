@@ -10,7 +10,7 @@ Each request reads in order: the same checks as the API (routing, a key in the U
 WWW-Authenticate, the rate limit, the last-use stamp, the body limit; config/door_steps.py and
 apps/api_keys/auth.py, which both doors share), the body parsed once into its JSON-RPC message,
 then the SDK answers it: plain calls through its single-exchange kernel, the rest through its
-Streamable HTTP session manager (`config/mcp_runtime.py`). The SDK validates a tools/call and
+Streamable HTTP session manager (`apps/mcp/runtime.py`). The SDK validates a tools/call and
 calls its handler here, which runs the operation through `operation_run` in this request's own
 thread, so it uses the request's database connection and the same services as the API.
 """
@@ -25,7 +25,6 @@ from django.views.decorators.csrf import csrf_exempt
 from mcp.server.lowlevel.server import Server
 
 from apps.api.errors import ApiFailure, api_error
-from apps.api.facts import RequestFacts, request_facts
 from apps.api.http import request_body_bytes
 from apps.api.operations import Call, NotFound
 from apps.api_keys.auth import (
@@ -36,12 +35,9 @@ from apps.api_keys.auth import (
 )
 from apps.api_keys.models import ApiKey
 from apps.audit.services import Actor
-from apps.common.http import client_ip
 from apps.common.validation import InvalidInput
-
-from .door_steps import object_of, operation_run, refuse_query_credentials
-from .mcp_checks import jsonrpc_message, origin_allowed, single_exchange_version
-from .mcp_runtime import (
+from apps.mcp.checks import jsonrpc_message, origin_allowed, single_exchange_version
+from apps.mcp.runtime import (
     Answer,
     NeedsTransport,
     current_call,
@@ -49,8 +45,11 @@ from .mcp_runtime import (
     mcp_answer_one,
     server_lifespan,
 )
-from .mcp_scopes import scope_challenge, step_up_scopes, step_up_tool, with_resource_metadata
-from .mcp_tools import tool_for
+from apps.mcp.scopes import scope_challenge, step_up_scopes, step_up_tool, with_resource_metadata
+from apps.mcp.tools import tool_for
+from apps.metering.facts import RequestFacts, request_facts
+
+from .door_steps import object_of, operation_run, refuse_query_credentials
 from .operations import OPERATIONS, OPERATIONS_BY_NAME
 
 logger = logging.getLogger("apps.api")
@@ -188,7 +187,7 @@ def _usage_operation(message: dict[str, Any]) -> str:
 def _answer(request: HttpRequest, key: ApiKey, message: dict[str, Any], body: bytes) -> Answer:
     """The SDK's answer: a plain call through its single-exchange kernel, the rest (and what
     the kernel refuses) through its whole Streamable HTTP transport."""
-    ip = client_ip(request)
+    ip = request_facts(request).client_ip
     version = single_exchange_version(request, message)
     if version is not None:
         try:

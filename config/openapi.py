@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET
 from apps.api.errors import STATUS_BY_REASON
 from apps.api.openapi import error_response, header, json_body, ok
 from apps.api.operations import Operation
-from apps.api_keys.openapi import secret_scanning_paths
+from apps.leaks.openapi import secret_scanning_paths
 from apps.oauth.openapi import device_grant_paths
 
 from .operations import OPERATIONS

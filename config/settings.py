@@ -52,6 +52,10 @@ INSTALLED_APPS = [
     "apps.invitations",
     "apps.team",
     "apps.api",
+    "apps.metering",
+    "apps.leaks",
+    "apps.mcp",
+    "apps.demo",
     "apps.jobs",
     "apps.webhooks",
     "django_tasks",
@@ -261,7 +265,7 @@ OAUTH_DOCUMENT_CA_FILE = os.environ.get("OAUTH_DOCUMENT_CA_FILE", "")  # extra t
 # A key's last use is written at most once in this many seconds, so the hot path stays read-only.
 API_KEY_LAST_USED_INTERVAL_SECONDS = 60
 # Requests leave their counts and stamps in memory; a thread writes them every this many seconds
-# (apps/api/usage.py). 0 writes at the end of every request instead.
+# (apps/metering/buffer.py). 0 writes at the end of every request instead.
 USAGE_FLUSH_SECONDS = env_int("USAGE_FLUSH_SECONDS", 5)
 # How many days the request log keeps (whole days: a day's partition is dropped on PostgreSQL).
 REQUEST_LOG_DAYS = env_int("REQUEST_LOG_DAYS", 30)

@@ -9,9 +9,9 @@ from django.core.cache import cache, caches
 from django.test import override_settings
 
 from apps.api.middleware import refusal_lines
-from apps.api.ratelimit import rate_limit_reset
-from apps.api.usage import usage_reset
 from apps.api_keys.auth import blocked_addresses
+from apps.metering.limits import rate_limit_reset
+from apps.metering.requests import metering_reset as usage_reset
 from apps.webhooks.destinations import delivery_clients_close
 
 from .client import Client

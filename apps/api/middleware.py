@@ -17,7 +17,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
 
 from django.conf import settings
 from django.core.exceptions import DisallowedHost
@@ -26,12 +25,11 @@ from django.dispatch import Signal
 from django.http import HttpRequest, HttpResponse
 from django.urls import Resolver404, ResolverMatch, get_resolver
 
-from apps.common.http import client_ip
+from apps.metering.facts import request_facts
+from apps.metering.records import REFUSAL_STATUSES
+from apps.metering.requests import finish
 
-from . import request_records, usage
 from .errors import api_error
-from .facts import RequestFacts, request_facts
-from .request_records import REFUSAL_STATUSES, outcome_of
 
 logger = logging.getLogger("apps.api")
 
@@ -157,10 +155,7 @@ class api_front_door:  # noqa: N801 - named like a function middleware, which it
             _log_refusal(request, response, error)
         elif (request.method, request.path_info, status) == ("GET", MCP_PATH, 405):
             _log_stream_refused(request, response)
-        if facts.key_id is not None:
-            count_request(facts, status)
-            usage.log_request(request, facts, status, error)
-        usage.request_done()
+        finish(request, status, error)
         return response
 
 
@@ -173,36 +168,6 @@ def error_code_of(response: HttpResponse) -> str:
     if isinstance(error, dict):  # JSON-RPC: {"code": -32600, "message": ...}
         return f"jsonrpc {error.get('code', '')}".strip()
     return str(error)[:40]
-
-
-def count_request(facts: RequestFacts, status: int) -> None:
-    """Count one request of the presented key in this hour: with Redis, correct what the
-    limiter's call counted if the answer differs (or count it, if the call did not); without,
-    in the buffer the next usage flush writes."""
-    assert facts.key_id is not None
-    operation, outcome = facts.operation or "other", outcome_of(status)
-    if facts.counted is not None:
-        counted_hour = int(facts.counted.split("|", 2)[1])
-        final = request_records.count_field((facts.key_id, counted_hour, operation, outcome))
-        if final != facts.counted:
-            request_records.redis_pending_add((facts.counted, -1), (final, 1))
-    elif settings.REDIS_URL:
-        request_records.redis_pending_add(
-            (
-                request_records.count_field(
-                    (facts.key_id, request_records.hour_now(), operation, outcome)
-                ),
-                1,
-            )
-        )
-    else:
-        this_hour = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
-        entry = (facts.key_id, this_hour, operation, outcome)
-
-        def update(gathered: usage.Gathered) -> None:
-            gathered.counts[entry] += 1
-
-        usage.add(update)
 
 
 class _RefusalLines:
@@ -250,7 +215,7 @@ def _log_refusal(request: HttpRequest, response: HttpResponse, reason: str) -> N
         "status": response.status_code,
         "key_id": key_id,
         "key_hint": facts.key_hint,
-        "ip": client_ip(request),
+        "ip": facts.client_ip,
         "method": request.method,
         "path": request.path,
         "request_id": facts.request_id,

@@ -3,8 +3,9 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET
 
+from apps.metering.limits import redis_status
+
 from .errors import api_error
-from .ratelimit import redis_status
 
 
 @csrf_exempt

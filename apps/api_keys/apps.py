@@ -10,8 +10,8 @@ class ApiKeysConfig(AppConfig):
 
     def ready(self) -> None:
         from apps.api.middleware import api_request_refused
-        from apps.api.usage import register_flusher
         from apps.jobs.schedule import register_job
+        from apps.metering.buffer import register_flusher
         from apps.workspaces.signals import holder_removed
 
         from . import checks  # noqa: F401 - registers the system checks

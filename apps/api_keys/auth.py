@@ -7,13 +7,11 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
-from apps.api import request_records, usage
 from apps.api.errors import ApiFailure, insufficient_scope
-from apps.api.facts import RequestFacts, request_facts
 from apps.api.operations import Needs
-from apps.api.ratelimit import NOTHING, LimiterNote, RateLimitState, rate_limit_take
 from apps.api.scopes import ALL_SCOPES, WRITE_SCOPES
-from apps.common.http import client_ip
+from apps.metering.facts import request_facts
+from apps.metering.requests import admit
 from apps.workspaces.models import Membership
 
 from . import tokens
@@ -85,48 +83,16 @@ def _too_many_failures(retry_after: int) -> ApiFailure:
     )
 
 
-def _limiter_note(
-    request: HttpRequest, facts: RequestFacts, allowed: int, refused: int
-) -> LimiterNote:
-    """What the limiter's call writes with Redis (`rate_limit_take(note=…)`): this request's
-    count and log entry, as the answer it gets if allowed and if refused. With no key, none."""
-    if facts.key_id is None or not settings.REDIS_URL:
-        return NOTHING
-    hour, operation = request_records.hour_now(), facts.operation or "other"
-    return LimiterNote(
-        count_allowed=request_records.count_field(
-            (facts.key_id, hour, operation, request_records.outcome_of(allowed))
-        ),
-        count_refused=request_records.count_field(
-            (facts.key_id, hour, operation, request_records.outcome_of(refused))
-        ),
-        log_entry=request_records.log_entry_json(request, facts),
-        status_allowed=allowed,
-        status_refused=refused,
-    )
-
-
-def _note_counted(facts: RequestFacts, state: RateLimitState | None, note: LimiterNote) -> None:
-    """Remember how the limiter counted and logged the request, for its end."""
-    if state is not None and state.counted:
-        facts.counted = note.count_refused if state.refused else note.count_allowed
-        facts.logged = bool(note.log_entry)
-
-
-def _count_failed_authentication(request: HttpRequest, facts: RequestFacts) -> None:
+def _count_failed_authentication(request: HttpRequest) -> None:
     """Count a refused credential against the client's address; 429 once it is over the limit
     (and for the address's further bad credentials while the block lasts)."""
-    ip = client_ip(request) or "unknown"
+    ip = request_facts(request).client_ip or "unknown"
     now = time.time()
     if blocked_addresses.until:
         retry_after = blocked_addresses.retry_after(ip, now)
         if retry_after is not None:
             raise _too_many_failures(retry_after)
-    note = _limiter_note(request, facts, 401, 429)
-    state = rate_limit_take(
-        f"authfail:{ip}", settings.API_AUTH_FAILURES_PER_MINUTE, now=now, block=ip, note=note
-    )
-    _note_counted(facts, state, note)
+    state = admit(request, limit=settings.API_AUTH_FAILURES_PER_MINUTE, failed_credential=True)
     if state is not None and state.retry_after is not None:  # refused
         blocked_addresses.block(ip, state.retry_after, now)
         raise _too_many_failures(state.retry_after)
@@ -150,35 +116,29 @@ def api_key_from_request(request: HttpRequest) -> ApiKey:
         # For the refusal's log line: the hint identifies a key of ours without revealing it.
         facts.key_id = rejected.key_id
         facts.key_hint = tokens.hint_for(credential) if tokens.kind_of(credential) else None
-        _count_failed_authentication(request, facts)
+        _count_failed_authentication(request)
         raise ApiFailure(rejected.reason) from None
     facts.key_id = key.pk
     facts.key_hint = key.hint
-    if key.allowed_networks and not address_allowed(key.allowed_networks, client_ip(request)):
+    address = facts.client_ip
+    if key.allowed_networks and not address_allowed(key.allowed_networks, address):
         # Refused before the rate limit: a stolen key used from elsewhere must not be able to
         # spend its holder's requests. The refusal is counted against the key (its log line).
         raise ApiFailure(
             "ip-not-allowed",
             f"This key accepts requests only from its allowed networks, and "
-            f"{client_ip(request) or 'this address'} is not in them.",
+            f"{address or 'this address'} is not in them.",
         )
-    note = _limiter_note(request, facts, 200, 429)
-    state = rate_limit_take(
-        f"key:{key.pk}",
-        key.rate_limit_per_minute or settings.API_RATE_LIMIT_PER_MINUTE,
-        note=note,
+    state = admit(
+        request, limit=key.rate_limit_per_minute or settings.API_RATE_LIMIT_PER_MINUTE, now=now
     )
-    facts.rate_limit = state
-    _note_counted(facts, state, note)
     if state is not None and state.refused:
         raise ApiFailure(
             "rate-limited",
             f"Too many requests with this key; try again in {state.retry_after} seconds.",
             **state.headers(),
         )
-    address = client_ip(request)
     api_key_note_use(key, ip=address, now=now)
-    usage.note_network(key.pk, address, now)
     return key
 
 

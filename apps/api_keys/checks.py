@@ -70,25 +70,6 @@ def check_secret_key(app_configs: Any, **kwargs: Any) -> list[Error]:
     ]
 
 
-@register(Tags.security)
-def check_secret_scanning_public_keys(app_configs: Any, **kwargs: Any) -> list[Error]:
-    """SECRET_SCANNING_PUBLIC_KEYS must parse, or every leak report would be refused."""
-    from .leaks import parse_public_keys
-
-    try:
-        parse_public_keys(settings.SECRET_SCANNING_PUBLIC_KEYS)
-    except ValueError as error:
-        return [
-            Error(
-                f"SECRET_SCANNING_PUBLIC_KEYS cannot be read: {error}.",
-                hint="Paste the body of https://api.github.com/meta/public_keys/secret_scanning, "
-                "leave it empty, or run `manage.py refreshsecretscanningkeys`.",
-                id="gatehouse.E003",
-            )
-        ]
-    return []
-
-
 @register(Tags.security, deploy=True)
 def check_shared_rate_limits(app_configs: Any, **kwargs: Any) -> list[Warning]:
     """Without Redis each app server process counts rate limits on its own."""

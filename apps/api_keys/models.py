@@ -316,14 +316,3 @@ class ExpiryNotice(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} notice for {self.key}"
-
-
-class SecretScanningKeySet(models.Model):
-    """The last good copy of GitHub's secret-scanning public keys, fetched by
-    `manage.py refreshsecretscanningkeys`; one row, shared by every app server."""
-
-    body = models.TextField()  # GitHub's JSON, as fetched
-    fetched_at = models.DateTimeField(default=timezone.now)
-
-    def __str__(self) -> str:
-        return f"GitHub secret-scanning keys of {self.fetched_at:%Y-%m-%d %H:%M}"

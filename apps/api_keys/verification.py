@@ -1,6 +1,6 @@
 """Verifying a presented secret on every request, and the stamps a request leaves: the key's
 last use, the scopes it exercised and the chosen objects it reached (each written at most once
-a minute, by the usage flush rather than the request: apps/api/usage.py)."""
+a minute, by the usage flush rather than the request: apps/metering/buffer.py)."""
 
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -10,8 +10,8 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from apps.api import usage
 from apps.audit.services import Actor, audit_record
+from apps.metering.buffer import Gathered, add
 
 from . import tokens
 from .audit_actions import KEY_FIRST_USED
@@ -76,11 +76,11 @@ def _note_stamps(key: ApiKey, field: str, names: list[str], now: datetime) -> No
     ]
     if due:
 
-        def update(gathered: usage.Gathered) -> None:
+        def update(gathered: Gathered) -> None:
             for name in due:
                 gathered.stamps[(key.pk, field, name)] = now
 
-        usage.add(update)
+        add(update)
 
 
 def api_key_note_scope_use(key: ApiKey, scopes: tuple[str, ...], *, now: datetime) -> None:
@@ -110,13 +110,13 @@ def api_key_note_use(
         return
     address = ip() if callable(ip) else ip
 
-    def update(gathered: usage.Gathered) -> None:
+    def update(gathered: Gathered) -> None:
         gathered.last_use[key.pk] = (now, address, previous, key.last_used_at is None)
 
-    usage.add(update)
+    add(update)
 
 
-def api_key_write_use(gathered: usage.Gathered) -> None:
+def api_key_write_use(gathered: Gathered) -> None:
     """The usage flusher of keys: the last uses, the old secrets' uses and the stamps gathered,
     each written only when due. Routine last uses and all stamps go in a few statements for
     many keys, without loading them; a first use (audited) or a use of a rolling key's old

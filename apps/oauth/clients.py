@@ -19,8 +19,8 @@ from authlib.oauth2.rfc6749.errors import InvalidClientError
 from django.conf import settings
 from django.utils import timezone
 
-from apps.api.ratelimit import rate_limit_take
 from apps.common.validation import NAME_FORBIDDEN_CATEGORIES
+from apps.metering.limits import rate_limit_take
 from apps.webhooks.destinations import DestinationRefused, guarded_client, time_limit
 
 from .models import OAuthClient

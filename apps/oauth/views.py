@@ -12,8 +12,8 @@ from django.views import defaults
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET
 
-from apps.api.ratelimit import rate_limit_take
 from apps.common.http import client_ip, has_nul
+from apps.metering.limits import rate_limit_take
 
 from .clients import DEVICE_CODE_GRANT, documents_fetched_for
 from .grants import error_text

@@ -10,8 +10,8 @@ class RequestLogConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from apps.api.usage import register_flusher, register_mover
         from apps.jobs.schedule import register_job
+        from apps.metering.buffer import register_flusher, register_mover
 
         from .housekeeping import request_log_daily
         from .moving import request_log_move, request_log_move_all

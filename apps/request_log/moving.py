@@ -1,4 +1,4 @@
-"""The request log from Redis to PostgreSQL, each batch once (apps/api/redis_batches.py).
+"""The request log from Redis to PostgreSQL, each batch once (apps/metering/batches.py).
 
 A batch holds, in the order they came: entries pushed as their request began (`P<status>|…`,
 by the limiter's script), whole entries (`F|…`), and completions (`C|…`: the status, error,
@@ -17,8 +17,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from apps.api.redis_batches import batch_move, batches_sweep
-from apps.api.request_records import REDIS_REQUESTS, RequestEntry, entry_of_fields
+from apps.metering.batches import batch_move, batches_sweep
+from apps.metering.records import REDIS_REQUESTS, RequestEntry, entry_of_fields
 
 from .models import RequestLogEntry, RequestLogMove
 from .recording import entries_write

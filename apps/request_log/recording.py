@@ -1,4 +1,4 @@
-"""Writing the request log: entries gathered by the usage flush (apps/api/usage.py) in one
+"""Writing the request log: entries gathered by the usage flush (apps/metering/buffer.py) in one
 `COPY` on PostgreSQL (a multi-row insert elsewhere), the partitions of their days made first."""
 
 import json
@@ -8,28 +8,12 @@ from typing import Any
 
 from django.db import IntegrityError, connection, transaction
 
-from apps.api.request_records import RequestEntry, entry_of_fields
-from apps.api.usage import Gathered
 from apps.api_keys.models import ApiKey
+from apps.metering.buffer import Gathered
+from apps.metering.records import REQUEST_LOG_COLUMNS, RequestEntry, entry_of_fields
 
 from .models import RequestLogEntry
 from .partitions import partitions_ensure, partitions_forget
-
-COLUMNS = (
-    "request_id",
-    "at",
-    "key_id",
-    "door",
-    "method",
-    "path",
-    "operation",
-    "status",
-    "error",
-    "duration_ms",
-    "client_ip",
-    "user_agent",
-    "object_id",
-)
 
 
 def entries_write(entries: Iterable[RequestEntry]) -> int:
@@ -67,7 +51,7 @@ def entries_write(entries: Iterable[RequestEntry]) -> int:
 
 
 def _copy(rows: list[RequestEntry], workspaces: dict[int, Any]) -> None:
-    columns = ", ".join(f'"{name}"' for name in (*COLUMNS, "workspace_id"))
+    columns = ", ".join(f'"{name}"' for name in (*REQUEST_LOG_COLUMNS, "workspace_id"))
     with connection.cursor() as cursor:
         raw = cursor.cursor  # psycopg's own cursor: COPY is not in the DB-API
         with raw.copy(f'COPY "request_log" ({columns}) FROM STDIN') as copy:

@@ -9,8 +9,8 @@ class UsageConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from apps.api.usage import register_flusher, register_mover
         from apps.jobs.schedule import register_job
+        from apps.metering.buffer import register_flusher, register_mover
 
         from . import audit_actions  # noqa: F401 - declares key.new_network
         from .moving import usage_move, usage_move_all

@@ -1,5 +1,5 @@
 """Requests per key, hour and day, by operation and outcome; and the networks each key was used
-from. Written by the usage flush (apps/api/usage.py), never by a request."""
+from. Written by the usage flush (apps/metering/buffer.py), never by a request."""
 
 from django.db import models
 from django.utils import timezone

@@ -1,7 +1,7 @@
 """Counts from Redis to PostgreSQL, exactly once.
 
 With Redis configured, every request's count is added to one Redis hash by the rate limiter's
-script call (apps/api/usage.py). Each batch is moved once (apps/api/redis_batches.py), its
+script call (apps/metering/buffer.py). Each batch is moved once (apps/metering/batches.py), its
 counts and a `UsageMove` row written in one transaction. App processes move in every usage
 flush, so counts show within seconds; the job every minute is what guarantees it when no app
 process is serving.
@@ -16,8 +16,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from apps.api.redis_batches import batch_move, batches_sweep
-from apps.api.request_records import REDIS_COUNTS, count_of_field
+from apps.metering.batches import batch_move, batches_sweep
+from apps.metering.records import REDIS_COUNTS, count_of_field
 
 from .models import UsageMove
 from .recording import write_counts

@@ -1,7 +1,8 @@
 """The usage flusher: counts added to their hourly rows, and networks seen, with a
 `key.new_network` audit event when a key is used from a network it has not used for 30 days.
-Runs in the usage flush (apps/api/usage.py), never in a request. Every write is a statement for
-many rows, so a flush for 10,000 keys costs a few dozen statements, not tens of thousands."""
+Runs in the usage flush (apps/metering/buffer.py), never in a request. Every write is a
+statement for many rows, so a flush for 10,000 keys costs a few dozen statements, not tens of
+thousands."""
 
 import logging
 from collections import Counter
@@ -11,10 +12,10 @@ from typing import Any
 
 from django.db import connection, transaction
 
-from apps.api.usage import Gathered
 from apps.api_keys.models import ApiKey
 from apps.audit.services import Actor, audit_record
 from apps.common.batch_sql import batches, rows_table
+from apps.metering.buffer import Gathered
 
 from .audit_actions import KEY_NEW_NETWORK
 from .models import KeyNetwork, KeyUsageHour

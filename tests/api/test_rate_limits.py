@@ -6,8 +6,8 @@ from datetime import datetime, timedelta
 import pytest
 import time_machine
 
-from apps.api import ratelimit
 from apps.api_keys.auth import blocked_addresses
+from apps.metering import limits as ratelimit
 from tests.conftest import auth
 from tests.factories import make_key
 

@@ -169,8 +169,8 @@ def seed_requests(*keys) -> None:
     Logs and a revoked key's blast radius have rows."""
     from django.utils import timezone
 
-    from apps.api.facts import new_request_id
-    from apps.api.request_records import RequestEntry
+    from apps.metering.facts import new_request_id
+    from apps.metering.records import RequestEntry
     from apps.request_log.recording import entries_write
 
     calls = [

@@ -7,9 +7,9 @@ import pytest
 import time_machine
 from django.utils import timezone
 
-from apps.api.usage import usage_flush
 from apps.api_keys.models import ApiKey
 from apps.audit.models import AuditEvent
+from apps.metering.buffer import usage_flush
 from tests.conftest import auth
 from tests.factories import make_key
 

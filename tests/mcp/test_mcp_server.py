@@ -451,6 +451,32 @@ def test_malformed_json_rpc_is_answered_in_plain_words(live_server, content, say
     assert "pydantic" not in answer.text and "JSONRPCRequest" not in answer.text
 
 
+@pytest.mark.parametrize("member", [False, True])
+def test_json_nested_past_the_parser_is_a_parse_error_not_a_500(live_server, member):
+    """`[` × 999 (and the same inside a tool's arguments) once answered 500 to any valid key."""
+    if member:
+        community = make_community()
+        secret = make_key(
+            user=member_of(community),
+            workspace=community.workspace,
+            scopes=["communities:read"],
+            kind=ApiKey.Kind.MEMBER,
+        ).secret
+    else:
+        secret = make_key().secret
+    bare = mcp_post(live_server, secret, b"[" * 999)
+    assert bare.status_code == 400
+    assert "nested too deeply" in bare.json()["error"]["message"]
+    deep = b"[" * 5000 + b"]" * 5000
+    inside = (
+        b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": '
+        b'{"name": "get_workspace", "arguments": {"x": ' + deep + b"}}}"
+    )
+    answer = mcp_post(live_server, secret, inside)
+    assert answer.status_code == 400, answer.text
+    assert "nested too deeply" in answer.json()["error"]["message"]
+
+
 def test_tools_list_for_a_full_key_is_under_8_kb(live_server):
     """An assistant pays for tools/list in context on every session (it was 41 KB)."""
     answer = raw_post(live_server, make_key().secret)
@@ -524,7 +550,7 @@ def test_waiting_keys_are_listed_but_approving_is_no_tool(live_server):
 def test_the_single_exchange_path_answers_exactly_as_the_sdks_transport(
     live_server, monkeypatch, message
 ):
-    """Plain calls skip the transport's streams and tasks (config/mcp_runtime.py); what they
+    """Plain calls skip the transport's streams and tasks (apps/mcp/runtime.py); what they
     answer must not change by a byte of meaning."""
     import config.mcp as door
 

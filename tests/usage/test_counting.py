@@ -10,9 +10,9 @@ import time_machine
 from django.db.models import Sum
 from django.utils import timezone
 
-from apps.api.usage import usage_flush
 from apps.api_keys.restrictions import Restrictions
 from apps.audit.models import AuditEvent
+from apps.metering.buffer import usage_flush
 from apps.usage.models import KeyNetwork, KeyUsageDay, KeyUsageHour
 from apps.usage.reading import daily_rows
 from apps.usage.services import usage_prune, usage_roll_up
@@ -94,7 +94,7 @@ def test_a_key_used_from_a_new_network_is_audited_once(live_server):
     events = AuditEvent.objects.filter(action="key.new_network").order_by("id")
     assert [e.data["network"] for e in events] == ["198.51.100.0/24", "2001:db8:1:2::/64"]
     assert events[0].data["address"] == "198.51.100.7" and events[0].ip == "198.51.100.7"
-    from apps.api.usage import usage_reset
+    from apps.metering.requests import metering_reset as usage_reset
 
     usage_reset()  # another process: the network is queued again, and the database decides
     with time_machine.travel(start + timedelta(days=20), tick=False):
@@ -215,7 +215,7 @@ def test_the_flushing_thread_holds_no_connection_between_flushes(settings):
 
     from django.db import connections
 
-    from apps.api import usage
+    from apps.metering import buffer as usage
 
     settings.DATABASES["default"]["CONN_MAX_AGE"] = 600
     created = make_key()

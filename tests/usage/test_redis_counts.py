@@ -14,8 +14,8 @@ import pytest
 from django.conf import settings as django_settings
 from django.db.models import Sum
 
-from apps.api.request_records import REDIS_COUNTS
-from apps.api.usage import usage_flush
+from apps.metering.buffer import usage_flush
+from apps.metering.records import REDIS_COUNTS
 from apps.request_log.models import RequestLogEntry
 from apps.request_log.moving import request_log_move_all
 from apps.usage.models import KeyUsageHour, UsageMove

@@ -20,9 +20,9 @@ from apps.jobs.schedule import jobs_run_due
 from apps.webhooks.events import EVENT_TYPES
 from apps.webhooks.models import WebhookAttempt, WebhookDelivery
 from apps.webhooks.services import endpoint_create, endpoint_roll_secret
-from tests.api_keys.test_leaks import github, report, send  # noqa: F401 - github is a fixture
 from tests.conftest import run_tasks
 from tests.factories import make_key, owner_of
+from tests.leaks.test_reports import github, report, send  # noqa: F401 - github is a fixture
 
 from .receiver import receiver
 

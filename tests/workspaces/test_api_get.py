@@ -3,8 +3,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from apps.api.usage import usage_flush
 from apps.api_keys.models import ApiKey
+from apps.metering.buffer import usage_flush
 from apps.workspaces.models import Membership
 from tests.conftest import auth
 from tests.factories import MembershipFactory, WorkspaceFactory, make_key, owner_of
@@ -189,7 +189,7 @@ def test_one_flush_stamps_many_keys_at_once_and_only_the_due_ones(
     ApiKey.objects.filter(pk=fresh.pk).update(
         last_used_at=now - timedelta(seconds=20), last_used_ip="192.0.2.1"
     )
-    from apps.api.usage import add
+    from apps.metering.buffer import add
 
     def queue(gathered):
         for key in [*due, fresh]:

@@ -9,9 +9,9 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from django.core import mail
 
-from apps.api_keys.leaks import parse_public_keys
 from apps.api_keys.models import ApiKey
 from apps.audit.models import AuditEvent
+from apps.leaks.reports import parse_public_keys
 from tests.conftest import auth, run_tasks
 from tests.factories import make_key
 

@@ -4,7 +4,7 @@ from typing import Any
 
 from apps.api.openapi import error_response
 
-from .leaks import MAX_REPORTED_TOKENS
+from .reports import MAX_REPORTED_TOKENS
 
 REPORTED_ITEM = {
     "type": "object",

@@ -12,12 +12,12 @@ from apps.api_keys.policy import DEFAULT_LIFETIME, expiry_in_days
 from apps.api_keys.services import api_key_create, api_key_revoke
 from apps.api_keys.verification import api_key_find_by_secret
 from apps.audit.services import Actor
+from apps.demo.content import demo_content_ensure
 from apps.webhooks.events import EVENT_TYPES
 from apps.webhooks.models import WebhookEndpoint
 from apps.webhooks.services import endpoint_create
 from apps.workspaces.models import Membership, Workspace
 from apps.workspaces.services import workspace_create
-from config.demo_content import demo_content_ensure
 
 DEMO_EMAIL = "owner@demo.gatehouse.test"
 DEMO_PASSWORD = "gatehouse-demo-2026"

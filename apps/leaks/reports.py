@@ -20,16 +20,17 @@ from cryptography.hazmat.primitives.serialization import load_pem_public_key
 from django.conf import settings
 from django.db import transaction
 
+from apps.api_keys.audit_actions import KEY_LEAKED
+from apps.api_keys.models import ApiKey
+from apps.api_keys.notices import key_links
+from apps.api_keys.services import api_key_revoke
+from apps.api_keys.verification import api_key_find_by_secret
 from apps.audit.services import Actor, audit_record
 from apps.common.tasks import send_email
 
-from .audit_actions import KEY_LEAKED
-from .models import ApiKey, SecretScanningKeySet
-from .notices import key_links
-from .services import api_key_revoke
-from .verification import api_key_find_by_secret
+from .models import SecretScanningKeySet
 
-logger = logging.getLogger("apps.api_keys")
+logger = logging.getLogger("apps.leaks")
 REPORTER = Actor.of_operator("GitHub secret scanning")
 MAX_REPORTED_TOKENS = 1000
 

@@ -1,8 +1,9 @@
 """What one API or MCP request has learned about itself on the way through, in one typed place.
 
-The door sets the operation, authentication sets the key and its rate-limit standing, and the
-front door reads them all at the end to count the request and word its log line. One object
-attached once, instead of loose attributes on the request.
+The front door opens it (the request id, the start, the door, the client's address worked out
+once), the door sets the operation, `admit` sets the key and its rate-limit standing, and
+`finish` reads it all at the end to count and log the request. One object attached once,
+instead of loose attributes on the request.
 """
 
 import os
@@ -11,7 +12,9 @@ from dataclasses import dataclass, field
 
 from django.http import HttpRequest
 
-from .ratelimit import RateLimitState
+from apps.common.http import client_ip
+
+from .limits import RateLimitState
 
 
 def new_request_id() -> str:
@@ -21,10 +24,11 @@ def new_request_id() -> str:
 
 @dataclass(slots=True)
 class RequestFacts:
+    client_ip: str | None  # the caller's address (apps.common.http.client_ip), worked out once
     request_id: str = field(default_factory=new_request_id)
     started: float = field(default_factory=time.perf_counter)
     door: str = "api"  # `api` or `mcp`
-    operation: str = ""  # how the request is counted: the API operation, or `mcp:<tool>`
+    operation: str = ""  # how the request is counted: the API operation, or the MCP tool
     key_id: int | None = None  # the key presented, when it is one of ours (even a refused one)
     key_hint: str | None = None  # its hint, for the refusal's log line
     rate_limit: RateLimitState | None = None  # the key's standing, for the RateLimit fields
@@ -38,5 +42,5 @@ def request_facts(request: HttpRequest) -> RequestFacts:
     attached = vars(request)
     facts: RequestFacts | None = attached.get("gatehouse_facts")
     if facts is None:
-        facts = attached["gatehouse_facts"] = RequestFacts()
+        facts = attached["gatehouse_facts"] = RequestFacts(client_ip(request))
     return facts

@@ -36,28 +36,13 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from django.conf import settings
 
-from .request_records import (
-    REDIS_COUNTS,
-    REDIS_REQUESTS,
-    RequestEntry,
-    _redis_pending,
-    count_of_field,
-    entry_fields,
-    log_item,
-    redis_pending_restore,
-    request_entry,
-)
+from .pending import redis_pending_restore, redis_pending_take_all
+from .records import REDIS_COUNTS, REDIS_REQUESTS, RequestEntry, count_of_field
 
-if TYPE_CHECKING:
-    from django.http import HttpRequest
-
-    from .facts import RequestFacts
-
-logger = logging.getLogger("apps.api")
+logger = logging.getLogger("apps.metering")
 
 
 @dataclass
@@ -131,7 +116,7 @@ def _push_pending(gathered: Gathered) -> None:
     requests it never counted go to PostgreSQL with this flush, and the corrections wait."""
     from apps.common.cache import redis_client, redis_health
 
-    changes, log_items = _redis_pending.take(), _redis_pending.take_log()
+    changes, log_items = redis_pending_take_all()
     if not changes and not log_items:
         return
     if redis_health.should_try():
@@ -220,73 +205,6 @@ def usage_flush() -> None:
 atexit.register(usage_flush)
 
 
-# (key id, address) → when this process last queued its network: queued at most every ten
-# minutes per key and address in a process; the flush decides against the database whether
-# the network is new.
-_networks_queued: dict[tuple[int, str], float] = {}
-NETWORK_REQUEUE_SECONDS = 600
-
-
-def network_of(address: str) -> str | None:
-    """The network an address is judged by: its IPv4 /24 or IPv6 /64."""
-    import ipaddress
-
-    try:
-        ip = ipaddress.ip_address(address)
-    except ValueError:
-        return None
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    prefix = 24 if ip.version == 4 else 64
-    return str(ipaddress.ip_network(f"{ip}/{prefix}", strict=False))
-
-
-def note_network(key_id: int, address: str | None, now: datetime) -> None:
-    """Queue the network of a key's request for the flush, unless this address was queued
-    lately (looked up before any address is parsed: this runs on every request)."""
-    if not address:
-        return
-    seen = (key_id, address)
-    moment = time.monotonic()
-    queued = _networks_queued.get(seen)
-    if queued is not None and moment - queued < NETWORK_REQUEUE_SECONDS:
-        return
-    if (network := network_of(address)) is None:
-        return
-    if len(_networks_queued) >= 100_000:
-        _networks_queued.clear()
-    _networks_queued[seen] = moment
-    mark = (key_id, network)
-
-    def update(gathered: Gathered) -> None:
-        gathered.networks.setdefault(mark, (now, address))
-
-    add(update)
-
-
-def usage_reset() -> None:
-    """Forget everything gathered and queued (for tests)."""
+def buffer_reset() -> None:
+    """Forget everything gathered (for tests)."""
     _buffer.take()
-    _redis_pending.take()
-    _redis_pending.take_log()
-    _networks_queued.clear()
-
-
-def log_request(request: "HttpRequest", facts: "RequestFacts", status: int, error: str) -> None:
-    """Record the answered request in the log: with Redis, complete the entry the limiter's
-    call pushed (or push the whole entry, when it pushed none); without, in the buffer."""
-    if facts.logged:
-        duration = round((time.perf_counter() - facts.started) * 1000, 2)
-        operation = facts.operation or "other"
-        completion = [facts.request_id, status, error, duration, operation, facts.object_id]
-        _redis_pending.add_log(log_item("C", completion))
-        return
-    entry = request_entry(request, facts, status, error)
-    if settings.REDIS_URL:
-        _redis_pending.add_log(log_item("F", entry_fields(entry)))
-        return
-
-    def update(gathered: Gathered) -> None:
-        gathered.requests.append(entry)
-
-    add(update)

@@ -25,15 +25,16 @@ from apps.common.cache import (  # noqa: F401 - REDIS_RETRY_SECONDS re-exported
     redis_health,
 )
 
-from . import request_records
+from .pending import redis_pending_restore, redis_pending_take
+from .records import REDIS_COUNTS, REDIS_REQUESTS
 
-logger = logging.getLogger("apps.api")
+logger = logging.getLogger("apps.metering")
 
 WINDOW_SECONDS = 60
 LOCAL_BUCKETS_MAX = 100_000
 
 # KEYS[1]: the bucket; KEYS[2]: the usage counts and KEYS[3] the request log
-# (apps/api/usage.py); KEYS[4], when given: a client address's block, which refuses at once
+# (apps/metering/buffer.py); KEYS[4], when given: a client address's block, which refuses at once
 # while it holds and is set when this bucket refuses. ARGV: now, emission interval, window
 # (seconds, as decimal strings); the count field of this request if allowed and if refused
 # ("" counts nothing); its request log entry ("" logs nothing) and the status it gets if
@@ -168,12 +169,12 @@ def _take_in_redis(
     client = redis_client()
     keys = [
         f"gatehouse:ratelimit:{bucket}",
-        request_records.REDIS_COUNTS,
-        request_records.REDIS_REQUESTS,
+        REDIS_COUNTS,
+        REDIS_REQUESTS,
     ]
     if block is not None:
         keys.append(f"gatehouse:block:{block}")
-    changes, log_items = request_records.redis_pending_take()
+    changes, log_items = redis_pending_take()
     args: list[str | int] = [
         *(repr(now), repr(interval), WINDOW_SECONDS),
         *(note.count_allowed, note.count_refused),
@@ -186,7 +187,7 @@ def _take_in_redis(
     try:
         outcome, value = client.eval(_GCRA_SCRIPT, len(keys), *keys, *args)
     except Exception:
-        request_records.redis_pending_restore(changes, log_items)
+        redis_pending_restore(changes, log_items)
         raise
     return int(outcome), float(value)
 

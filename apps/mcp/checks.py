@@ -44,6 +44,8 @@ def jsonrpc_message(body: bytes) -> dict[str, Any] | HttpResponse:
         message = json.loads(body)
     except ValueError:
         return _jsonrpc_error(-32700, "Parse error: the body is not valid JSON.")
+    except RecursionError:  # nested deeper than the parser goes: no message of ours is
+        return _jsonrpc_error(-32700, "Parse error: the JSON is nested too deeply.")
     if not isinstance(message, dict):
         return _jsonrpc_error(
             -32600, "Invalid request: send one JSON-RPC message, a JSON object (not a batch)."

@@ -48,8 +48,8 @@ from mcp.shared.transport_context import TransportContext
 from mcp_types import JSONRPCResponse
 from pydantic import ValidationError
 
-from apps.api.facts import RequestFacts
 from apps.api_keys.models import ApiKey
+from apps.metering.facts import RequestFacts
 
 T = TypeVar("T")
 Answer = tuple[int, list[tuple[bytes, bytes]], bytes]

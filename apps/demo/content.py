@@ -9,8 +9,6 @@ from datetime import timedelta
 from django.utils import timezone
 
 from apps.accounts.models import User
-from apps.api.facts import new_request_id
-from apps.api.request_records import RequestEntry
 from apps.api.scopes import ALL_SCOPES
 from apps.api_keys.models import ApiKey
 from apps.api_keys.restrictions import Restrictions
@@ -18,6 +16,8 @@ from apps.api_keys.services import api_key_create, api_key_revoke
 from apps.audit.services import Actor
 from apps.communities.models import Community, CommunityMembership
 from apps.communities.services import community_create, post_create
+from apps.metering.facts import new_request_id
+from apps.metering.records import RequestEntry
 from apps.oauth.issuing import (
     Approval,
     authorization_code_find,

@@ -15,7 +15,7 @@ from typing import Any
 
 from apps.common.cache import redis_client
 
-logger = logging.getLogger("apps.api")
+logger = logging.getLogger("apps.metering")
 
 # A batch older than this was left by a mover that died: a live one finishes in far less.
 ORPHAN_AFTER_SECONDS = 60

@@ -6,9 +6,9 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
-from apps.api_keys.leaks import parse_public_keys
-from apps.api_keys.models import SecretScanningKeySet
 from apps.common.dates import moment_text
+from apps.leaks.models import SecretScanningKeySet
+from apps.leaks.reports import parse_public_keys
 
 GITHUB_KEYS_URL = "https://api.github.com/meta/public_keys/secret_scanning"
 MAX_BYTES = 256 * 1024

@@ -1,0 +1,164 @@
+"""The way in and the way out of every metered request (the HTTP API and MCP).
+
+`admit` takes the request's place in its rate-limit bucket and, with Redis, counts and logs the
+request in that same script call as the answer it will have if nothing else goes wrong; `finish`
+closes the record with the answer's status and error: a correction of what `admit` counted (or
+the count itself), the log entry's completion (or the whole entry), and the flush when it is due.
+Between them the request's `RequestFacts` carry what the record needs.
+"""
+
+import json
+import time
+from datetime import UTC, datetime
+
+from django.conf import settings
+from django.http import HttpRequest
+
+from .buffer import Gathered, add, buffer_reset, request_done
+from .facts import RequestFacts, request_facts
+from .limits import NOTHING, LimiterNote, RateLimitState, rate_limit_take
+from .networks import networks_reset, note_network
+from .pending import redis_log_add, redis_pending_add, redis_pending_reset
+from .records import (
+    PATH_MAX,
+    USER_AGENT_MAX,
+    RequestEntry,
+    count_field,
+    entry_fields,
+    hour_now,
+    log_item,
+    outcome_of,
+)
+
+
+def admit(
+    request: HttpRequest,
+    *,
+    limit: int,
+    failed_credential: bool = False,
+    now: datetime | None = None,
+) -> RateLimitState | None:
+    """Take the request's place in its bucket and open its record; its standing, or None when
+    limits are off.
+
+    A key that authenticated (`facts.key_id`) goes in the key's bucket of `limit` a minute,
+    counted as 200 if allowed (its network noted for the flush) and 429 if refused; its
+    standing goes to the facts for the RateLimit fields. A `failed_credential` goes in the
+    client address's bucket of refused credentials, counted as 401 or 429, and a refusal
+    blocks the address on every app server (with Redis).
+    """
+    facts = request_facts(request)
+    ip = facts.client_ip
+    if failed_credential:
+        bucket, block, allowed_as = f"authfail:{ip or 'unknown'}", ip or "unknown", 401
+    else:
+        assert facts.key_id is not None
+        bucket, block, allowed_as = f"key:{facts.key_id}", None, 200
+    note = _limiter_note(request, facts, allowed_as, 429)
+    state = rate_limit_take(bucket, limit, block=block, note=note)
+    if state is not None and state.counted:
+        facts.counted = note.count_refused if state.refused else note.count_allowed
+        facts.logged = bool(note.log_entry)
+    if not failed_credential:
+        facts.rate_limit = state
+        if state is None or not state.refused:
+            note_network(facts.key_id, ip, now or datetime.now(UTC))  # type: ignore[arg-type]
+    return state
+
+
+def finish(request: HttpRequest, status: int, error: str) -> None:
+    """Close the request's record with its answer: count it and complete its log entry when it
+    presented a key of ours, then flush when flushing is synchronous."""
+    facts = request_facts(request)
+    if facts.key_id is not None:
+        _count(facts, status)
+        _log(request, facts, status, error)
+    request_done()
+
+
+def _limiter_note(
+    request: HttpRequest, facts: RequestFacts, allowed: int, refused: int
+) -> LimiterNote:
+    """What the limiter's call writes with Redis: this request's count and log entry, as the
+    answer it gets if allowed and if refused. With no key, none."""
+    if facts.key_id is None or not settings.REDIS_URL:
+        return NOTHING
+    hour, operation = hour_now(), facts.operation or "other"
+    entry = json.dumps(
+        entry_fields(_entry(request, facts, 0, "")), separators=(",", ":"), ensure_ascii=False
+    )
+    return LimiterNote(
+        count_allowed=count_field((facts.key_id, hour, operation, outcome_of(allowed))),
+        count_refused=count_field((facts.key_id, hour, operation, outcome_of(refused))),
+        log_entry=entry,
+        status_allowed=allowed,
+        status_refused=refused,
+    )
+
+
+def _count(facts: RequestFacts, status: int) -> None:
+    """With Redis, correct what the limiter's call counted if the answer differs (or count the
+    request, if the call did not); without, in the buffer the next flush writes."""
+    assert facts.key_id is not None
+    operation, outcome = facts.operation or "other", outcome_of(status)
+    if facts.counted is not None:
+        counted_hour = int(facts.counted.split("|", 2)[1])
+        final = count_field((facts.key_id, counted_hour, operation, outcome))
+        if final != facts.counted:
+            redis_pending_add((facts.counted, -1), (final, 1))
+    elif settings.REDIS_URL:
+        redis_pending_add((count_field((facts.key_id, hour_now(), operation, outcome)), 1))
+    else:
+        this_hour = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+        counted = (facts.key_id, this_hour, operation, outcome)
+
+        def update(gathered: Gathered) -> None:
+            gathered.counts[counted] += 1
+
+        add(update)
+
+
+def _log(request: HttpRequest, facts: RequestFacts, status: int, error: str) -> None:
+    """With Redis, complete the entry the limiter's call pushed (or push the whole entry, when
+    it pushed none); without, the entry waits in the buffer."""
+    if facts.logged:
+        duration = round((time.perf_counter() - facts.started) * 1000, 2)
+        operation = facts.operation or "other"
+        completion = [facts.request_id, status, error, duration, operation, facts.object_id]
+        redis_log_add(log_item("C", completion))
+        return
+    entry = _entry(request, facts, status, error)
+    if settings.REDIS_URL:
+        redis_log_add(log_item("F", entry_fields(entry)))
+        return
+
+    def update(gathered: Gathered) -> None:
+        gathered.requests.append(entry)
+
+    add(update)
+
+
+def _entry(request: HttpRequest, facts: RequestFacts, status: int, error: str) -> RequestEntry:
+    assert facts.key_id is not None
+    return RequestEntry(
+        facts.request_id,
+        datetime.now(UTC),
+        facts.key_id,
+        facts.door,
+        str(request.method),
+        request.path[:PATH_MAX],
+        facts.operation or "other",
+        status,
+        error,
+        None if status == 0 else round((time.perf_counter() - facts.started) * 1000, 2),
+        facts.client_ip,
+        request.META.get("HTTP_USER_AGENT", "")[:USER_AGENT_MAX],
+        facts.object_id,
+    )
+
+
+def metering_reset() -> None:
+    """Forget everything this process gathered, owes Redis or queued (for tests)."""
+    buffer_reset()
+    redis_pending_reset()
+    networks_reset()
