@@ -54,6 +54,7 @@ INSTALLED_APPS = [
     "apps.api",
     "apps.metering",
     "apps.leaks",
+    "apps.key_expiry",
     "apps.mcp",
     "apps.demo",
     "apps.jobs",

@@ -21,7 +21,6 @@ from collections.abc import Callable
 from django.conf import settings
 from django.core.exceptions import DisallowedHost
 from django.db import connection
-from django.dispatch import Signal
 from django.http import HttpRequest, HttpResponse
 from django.urls import Resolver404, ResolverMatch, get_resolver
 
@@ -33,9 +32,6 @@ from .errors import api_error
 
 logger = logging.getLogger("apps.api")
 
-# A refused API or MCP request, with its `reason` and the `key_id` it presented (or None): the
-# key apps subscribe to count refusals per key without this plumbing naming them.
-api_request_refused = Signal()
 
 API_PREFIX = "/api/"
 MCP_PATH = "/mcp"
@@ -230,7 +226,6 @@ def _log_refusal(request: HttpRequest, response: HttpResponse, reason: str) -> N
         )
     # Read by django.utils.log.log_response, which then writes nothing more.
     response._has_been_logged = True  # type: ignore[attr-defined]
-    api_request_refused.send(sender=None, reason=fields["reason"], key_id=key_id)
 
 
 def _log_stream_refused(request: HttpRequest, response: HttpResponse) -> None:

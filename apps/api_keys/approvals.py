@@ -24,8 +24,8 @@ from apps.workspaces.holders import place_problem
 from apps.workspaces.models import Membership, Workspace
 
 from .audit_actions import KEY_APPROVAL_REQUESTED, KEY_APPROVED, KEY_DENIED
+from .links import key_links
 from .models import WAITING, ApiKey
-from .notices import key_links
 
 # A key nobody answered for this long is denied.
 WAIT_AT_MOST = timedelta(days=7)

@@ -13,7 +13,6 @@ from apps.api_keys.approvals import approval_decider_problem
 from apps.api_keys.choosable import chosen_names
 from apps.api_keys.models import ApiKey, ApiKeyState
 from apps.api_keys.narrowing import api_key_narrow
-from apps.api_keys.refusals import api_key_refusals_last_day
 from apps.api_keys.restrictions import NOUNS
 from apps.api_keys.services import (
     ROLL_GRACE_PERIODS,
@@ -24,6 +23,7 @@ from apps.api_keys.services import (
 from apps.audit.models import AuditEvent
 from apps.audit.services import request_actor
 from apps.common.validation import InvalidInput
+from apps.metering.refusals import refusals_last_day
 from apps.workspaces.decorators import WorkspaceRequest
 
 from .pages import KeyPages, for_both_audiences
@@ -68,7 +68,7 @@ def _key_page(
         ],
         "unused_objects": {group: found for group, found in unused_objects.items() if found},
         "restrictions": _narrow_inputs(request, pages, key, None),
-        "refusals": api_key_refusals_last_day(key.pk),
+        "refusals": refusals_last_day(key.pk),
         # Owners decide on a waiting key here too, unless it is their own.
         "can_decide": key.state == ApiKeyState.PENDING
         and not pages.member

@@ -21,8 +21,8 @@ from django.conf import settings
 from django.db import transaction
 
 from apps.api_keys.audit_actions import KEY_LEAKED
+from apps.api_keys.links import key_links
 from apps.api_keys.models import ApiKey
-from apps.api_keys.notices import key_links
 from apps.api_keys.services import api_key_revoke
 from apps.api_keys.verification import api_key_find_by_secret
 from apps.audit.services import Actor, audit_record

@@ -3,7 +3,8 @@
 `admit` takes the request's place in its rate-limit bucket and, with Redis, counts and logs the
 request in that same script call as the answer it will have if nothing else goes wrong; `finish`
 closes the record with the answer's status and error: a correction of what `admit` counted (or
-the count itself), the log entry's completion (or the whole entry), and the flush when it is due.
+the count itself), the log entry's completion (or the whole entry), a refusal counted against
+the key it names (apps/metering/refusals.py), and the flush when it is due.
 Between them the request's `RequestFacts` carry what the record needs.
 """
 
@@ -21,6 +22,7 @@ from .networks import networks_reset, note_network
 from .pending import redis_log_add, redis_pending_add, redis_pending_reset
 from .records import (
     PATH_MAX,
+    REFUSAL_STATUSES,
     USER_AGENT_MAX,
     RequestEntry,
     count_field,
@@ -29,6 +31,7 @@ from .records import (
     log_item,
     outcome_of,
 )
+from .refusals import refusal_count
 
 
 def admit(
@@ -73,6 +76,8 @@ def finish(request: HttpRequest, status: int, error: str) -> None:
     if facts.key_id is not None:
         _count(facts, status)
         _log(request, facts, status, error)
+        if status in REFUSAL_STATUSES:
+            refusal_count(facts.key_id, error)
     request_done()
 
 

@@ -437,7 +437,7 @@ def test_unknown_user_model_noise_is_not_a_holder(db):
 def test_a_denied_key_is_past_leak_reports_and_expiry_events(client, owner_key, admin_key):
     """A denied key never worked: a leak of it revokes nothing and tells nobody, and its
     expiry is no event."""
-    from apps.api_keys.notices import api_key_announce_expired
+    from apps.key_expiry.notices import api_key_announce_expired
     from apps.leaks.reports import _revoke_leaked
 
     set_approval(client, owner_key, "write")

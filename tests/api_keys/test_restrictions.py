@@ -4,9 +4,9 @@ import httpx
 import pytest
 
 from apps.api_keys.models import ApiKey
-from apps.api_keys.refusals import api_key_refusals_last_day
 from apps.api_keys.restrictions import Restrictions, clean_networks
 from apps.common.validation import InvalidInput
+from apps.metering.refusals import refusals_last_day
 from apps.pages.models import Page
 from apps.products.models import Product
 from tests.factories import make_community, make_key, member_of, owner_of
@@ -138,7 +138,7 @@ def test_a_request_from_outside_the_allowed_networks_is_refused_and_stamps_no_us
     assert "127.0.0.1" in refused.json()["message"]
     assert ApiKey.objects.get(pk=outside.key.pk).last_used_at is None
     assert "RateLimit" not in refused.headers  # a stolen key spends none of the holder's requests
-    assert api_key_refusals_last_day(outside.key.pk) == {"ip-not-allowed": 1}  # on its page
+    assert refusals_last_day(outside.key.pk) == {"ip-not-allowed": 1}  # on its page
 
     inside = make_key(user=owner, restrictions=Restrictions(networks=("::1/128", "127.0.0.0/8")))
     assert get(live_server, inside.secret, "/workspace").status_code == 200

@@ -9,10 +9,11 @@ from django.core import mail
 from django.core.management import call_command
 from django.utils import timezone
 
-from apps.api_keys.models import ApiKey, ExpiryNotice
+from apps.api_keys.models import ApiKey
 from apps.api_keys.services import api_key_revoke
 from apps.audit.models import AuditEvent
 from apps.audit.services import Actor
+from apps.key_expiry.models import ExpiryNotice
 from apps.workspaces.services import workspace_update
 from tests.conftest import run_tasks
 from tests.factories import MembershipFactory, UserFactory, WorkspaceFactory, make_key, owner_of

@@ -13,10 +13,10 @@ from django_tasks_db.models import DBTaskResult
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from apps.api.scopes import EVERY_SCOPE
-from apps.api_keys.notices import api_key_expiry_job
 from apps.api_keys.services import api_key_revoke
 from apps.audit.services import Actor
 from apps.jobs.schedule import jobs_run_due
+from apps.key_expiry.notices import api_key_expiry_job
 from apps.webhooks.events import EVENT_TYPES
 from apps.webhooks.models import WebhookAttempt, WebhookDelivery
 from apps.webhooks.services import endpoint_create, endpoint_roll_secret

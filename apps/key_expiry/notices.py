@@ -7,14 +7,15 @@ from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.urls import reverse
 from django.utils import timezone
 
+from apps.api_keys.links import key_links
+from apps.api_keys.models import ApiKey, ApiKeyState
 from apps.common.dates import moment_text
 from apps.common.tasks import send_email
 from apps.webhooks.events import key_data, webhook_emit
 
-from .models import ApiKey, ApiKeyState, ExpiryNotice
+from .models import ExpiryNotice
 
 NOTICE_WINDOWS = (
     (ExpiryNotice.Kind.DAY, timedelta(days=1)),
@@ -87,17 +88,6 @@ def api_key_announce_expired(*, now: datetime | None = None) -> int:
             continue
         announced += 1
     return announced
-
-
-def key_links(key: ApiKey, base_url: str) -> dict[str, str]:
-    """Where a key's page and its "re-create" form (prefilled from it) are, for e-mails."""
-    member = key.kind == ApiKey.Kind.MEMBER
-    page = "portal:key_detail" if member else "api_keys:detail"
-    create = "portal:key_create" if member else "api_keys:create"
-    return {
-        "page": base_url + reverse(page, args=[key.pk]),
-        "recreate": base_url + reverse(create) + f"?from={key.pk}",
-    }
 
 
 def _mail_expiry_notice(key: ApiKey, now: datetime) -> None:

@@ -4,7 +4,6 @@ every app server adds to the same numbers) in hourly buckets kept a day; the hot
 accepted request never touches them."""
 
 import time
-from typing import Any
 
 from django.core.cache import cache
 
@@ -28,9 +27,9 @@ def _bucket(key_id: int, hour: int, reason: str) -> str:
     return f"gatehouse:refusals:{key_id}:{hour}:{reason}"
 
 
-def api_key_count_refusal(*, key_id: int | None, reason: str, **_signal: Any) -> None:
-    """Add one refusal of `reason` to the key's current hour (the api_request_refused signal)."""
-    if key_id is None or reason not in REASONS:
+def refusal_count(key_id: int, reason: str) -> None:
+    """Add one refusal of `reason` to the key's current hour (`finish` of a refused request)."""
+    if reason not in REASONS:
         return
     name = _bucket(key_id, int(time.time() // BUCKET_SECONDS), reason)
     if not cache.add(name, 1, timeout=(KEPT_BUCKETS + 1) * BUCKET_SECONDS):
@@ -40,7 +39,7 @@ def api_key_count_refusal(*, key_id: int | None, reason: str, **_signal: Any) ->
             cache.add(name, 1, timeout=(KEPT_BUCKETS + 1) * BUCKET_SECONDS)
 
 
-def api_key_refusals_last_day(key_id: int) -> dict[str, int]:
+def refusals_last_day(key_id: int) -> dict[str, int]:
     """Refusals of the key in the last 24 hours by reason, most frequent first."""
     now = int(time.time() // BUCKET_SECONDS)
     names = {

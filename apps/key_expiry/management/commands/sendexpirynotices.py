@@ -2,7 +2,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from apps.api_keys.notices import api_key_announce_expired, api_key_send_expiry_notices
+from apps.key_expiry.notices import api_key_announce_expired, api_key_send_expiry_notices
 
 
 class Command(BaseCommand):
