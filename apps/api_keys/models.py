@@ -5,6 +5,7 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
 
+from apps.api.scopes import summarize_scopes
 from apps.workspaces.models import Workspace
 
 from .policy import key_policy_problem
@@ -12,15 +13,21 @@ from .restrictions import Restrictions
 
 # The states live in their own module; importers of the model find them here too.
 from .states import WAITING as WAITING
-from .states import ApiKeyQuerySet as ApiKeyQuerySet
 from .states import ApiKeyState as ApiKeyState
+from .states import current_condition, state_condition
 
 # A scope not exercised for this long counts as unused (least privilege).
 UNUSED_AFTER = timedelta(days=30)
-
-
 # The model field that holds each restrictable group's chosen ids.
 RESTRICTED_FIELD = {"communities": "community_ids", "pages": "page_ids", "products": "product_ids"}
+
+
+class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
+    def in_state(self, state: str, now: datetime | None = None) -> "ApiKeyQuerySet":
+        return self.filter(state_condition(state, now or timezone.now()))
+
+    def current(self, now: datetime | None = None) -> "ApiKeyQuerySet":
+        return self.filter(current_condition(now or timezone.now()))
 
 
 class ApiKey(models.Model):
@@ -202,8 +209,7 @@ class ApiKey(models.Model):
 
     def chosen(self, group: str) -> list[int] | None:
         """The ids of `group` this key is limited to, or None for all of the group."""
-        value: list[int] | None = getattr(self, RESTRICTED_FIELD[group])
-        return value
+        return getattr(self, RESTRICTED_FIELD[group])
 
     def object_used_at(self, group: str, object_id: int) -> datetime | None:
         stamp = (self.object_last_used or {}).get(f"{group}:{object_id}")
@@ -263,8 +269,6 @@ class ApiKey(models.Model):
     @property
     def permission_summary(self) -> str:
         """The scopes as people read them (see `scopes.summarize_scopes`)."""
-        from apps.api.scopes import summarize_scopes
-
         return summarize_scopes(self.scopes)
 
     @property
@@ -283,11 +287,8 @@ class ApiKey(models.Model):
 
     def rolling_at(self, now: datetime) -> bool:
         """Whether the secret before the last roll still works at `now`."""
-        return (
-            self.previous_secret_hash is not None
-            and self.previous_secret_expires_at is not None
-            and now < self.previous_secret_expires_at
-        )
+        until = self.previous_secret_expires_at
+        return self.previous_secret_hash is not None and until is not None and now < until
 
     @property
     def rolling(self) -> bool:

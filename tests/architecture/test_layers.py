@@ -41,16 +41,22 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def _imports(path: Path, module: str, *, ours_only: bool = True) -> set[str]:
-    """Modules (of ours, unless `ours_only` is false) that `path` imports at run time
-    (TYPE_CHECKING blocks left out)."""
+def _imports(
+    path: Path, module: str, *, ours_only: bool = True, typing_too: bool = False
+) -> set[str]:
+    """Modules (of ours, unless `ours_only` is false) that `path` imports at run time, and
+    with `typing_too` in its TYPE_CHECKING blocks as well."""
     tree = ast.parse(path.read_text())
-    typing_only = {
-        id(sub)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
-        for sub in ast.walk(node)
-    }
+    typing_only = (
+        set()
+        if typing_too
+        else {
+            id(sub)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+            for sub in ast.walk(node)
+        }
+    )
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found: set[str] = set()
     for node in ast.walk(tree):
@@ -68,7 +74,7 @@ def _imports(path: Path, module: str, *, ours_only: bool = True) -> set[str]:
     return {name for name in found if not ours_only or name.split(".")[0] in ("apps", "config")}
 
 
-def module_graph() -> dict[str, set[str]]:
+def module_graph(*, typing_too: bool = False) -> dict[str, set[str]]:
     files = [
         path
         for folder in ("apps", "config")
@@ -77,7 +83,12 @@ def module_graph() -> dict[str, set[str]]:
     ]
     modules = {_module_name(path): path for path in files}
     return {
-        name: {imported for imported in _imports(path, name) if imported in modules} - {name}
+        name: {
+            imported
+            for imported in _imports(path, name, typing_too=typing_too)
+            if imported in modules
+        }
+        - {name}
         for name, path in modules.items()
     }
 
@@ -106,15 +117,18 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 
 def test_no_module_of_ours_imports_itself_round_a_loop():
-    """Packages themselves are left out: `from . import tokens` names the package only as
-    the place its module lives."""
+    """Imports for type annotations count too: a loop of files is a loop for the reader.
+    Packages themselves are left out: `from . import tokens` names the package only as the
+    place its module lives."""
     packages = {
         _module_name(path)
         for folder in ("apps", "config")
         for path in (ROOT / folder).rglob("__init__.py")
     }
     graph = {
-        name: imports - packages for name, imports in module_graph().items() if name not in packages
+        name: imports - packages
+        for name, imports in module_graph(typing_too=True).items()
+        if name not in packages
     }
     assert find_cycle(graph) is None, " → ".join(find_cycle(graph) or [])
 
