@@ -3,15 +3,7 @@
 from typing import Any
 
 from apps.api.http import iso_time
-from apps.api.operations import (
-    LIMIT,
-    Call,
-    Needs,
-    Operation,
-    body_fields,
-    list_schema,
-    object_schema,
-)
+from apps.api.operations import Call, body_fields, collection_operations, object_schema
 from apps.api.schemas import date_time, long_text, single_line_text
 from apps.api_keys.choosable import limited_to_key, note_reached
 
@@ -67,34 +59,19 @@ def _create(call: Call, params: dict[str, int], body: Any) -> dict[str, Any]:
     return page_to_json(page)
 
 
-OPERATIONS = (
-    Operation(
-        name="list_pages",
-        method="GET",
-        path="/pages",
-        needs=Needs(scope="pages:read"),
-        title="List pages",
-        summary="List the workspace's hosted pages, newest first.",
-        output_name="PageList",
-        output=list_schema(PAGE),
-        params=(LIMIT,),
-        run=_list,
-    ),
-    Operation(
-        name="create_page",
-        method="POST",
-        path="/pages",
-        needs=Needs(scope="pages:write", creates="pages"),
-        title="Create a page",
-        summary=(
-            "Create a hosted page with a title, a URL slug (lower-case letters, digits and "
-            "dashes, unique in the workspace) and a body."
-        ),
-        output_name="Page",
-        output=PAGE,
-        body_name="PageCreate",
-        body=PAGE_CREATE,
-        status=201,
-        run=_create,
+OPERATIONS = collection_operations(
+    path="/pages",
+    group="pages",
+    item="page",
+    plural="pages",
+    record_name="Page",
+    record=PAGE,
+    body=PAGE_CREATE,
+    list_run=_list,
+    create_run=_create,
+    list_summary="List the workspace's hosted pages, newest first.",
+    create_summary=(
+        "Create a hosted page with a title, a URL slug (lower-case letters, digits and "
+        "dashes, unique in the workspace) and a body."
     ),
 )

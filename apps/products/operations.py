@@ -3,15 +3,7 @@
 from typing import Any
 
 from apps.api.http import iso_time
-from apps.api.operations import (
-    LIMIT,
-    Call,
-    Needs,
-    Operation,
-    body_fields,
-    list_schema,
-    object_schema,
-)
+from apps.api.operations import Call, body_fields, collection_operations, object_schema
 from apps.api.schemas import date_time, single_line_text
 from apps.api_keys.choosable import limited_to_key, note_reached
 
@@ -64,31 +56,16 @@ def _create(call: Call, params: dict[str, int], body: Any) -> dict[str, Any]:
     return product_to_json(product)
 
 
-OPERATIONS = (
-    Operation(
-        name="list_products",
-        method="GET",
-        path="/products",
-        needs=Needs(scope="products:read"),
-        title="List products",
-        summary="List the workspace's products (courses and other things it sells), newest first.",
-        output_name="ProductList",
-        output=list_schema(PRODUCT),
-        params=(LIMIT,),
-        run=_list,
-    ),
-    Operation(
-        name="create_product",
-        method="POST",
-        path="/products",
-        needs=Needs(scope="products:write", creates="products"),
-        title="Create a product",
-        summary="Create a product with a name and a price in cents.",
-        output_name="Product",
-        output=PRODUCT,
-        body_name="ProductCreate",
-        body=PRODUCT_CREATE,
-        status=201,
-        run=_create,
-    ),
+OPERATIONS = collection_operations(
+    path="/products",
+    group="products",
+    item="product",
+    plural="products",
+    record_name="Product",
+    record=PRODUCT,
+    body=PRODUCT_CREATE,
+    list_run=_list,
+    create_run=_create,
+    list_summary="List the workspace's products (courses and other things it sells), newest first.",
+    create_summary="Create a product with a name and a price in cents.",
 )
