@@ -2,6 +2,8 @@ import shutil
 import socket
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 from django.conf import settings
@@ -148,45 +150,58 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture
-def redis_server():
-    """A private Redis on a free port that a test can stop and start again."""
+def _redis_process(port: int, *persistence: str) -> "subprocess.Popen[bytes]":
     binary = shutil.which("redis-server")
     if binary is None:
         pytest.skip("redis-server is not installed")
+    process = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", *persistence],
+        stdout=subprocess.DEVNULL,
+    )
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+            return process
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError("redis-server did not start")
+
+
+@pytest.fixture
+def redis_server():
+    """A private Redis on a free port, keeping nothing on disk, that a test can stop and start
+    again."""
     port = _free_port()
-    processes = []
+    processes = [_redis_process(port, "--appendonly", "no")]
 
     def start():
-        process = subprocess.Popen(
-            [
-                binary,
-                "--port",
-                str(port),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-            ],
-            stdout=subprocess.DEVNULL,
-        )
-        processes.append(process)
-        for _ in range(100):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
-                return
-            except OSError:
-                time.sleep(0.05)
-        raise RuntimeError("redis-server did not start")
+        processes.append(_redis_process(port, "--appendonly", "no"))
 
     def stop():
         processes[-1].terminate()
         processes[-1].wait(5)
 
-    start()
     yield f"redis://127.0.0.1:{port}/0", start, stop
+    for process in processes:
+        if process.poll() is None:
+            process.kill()
+            process.wait(5)
+
+
+@pytest.fixture
+def persistent_redis(tmp_path):
+    """A private Redis with the production setting of docs/operations.md (an append-only file,
+    written on every change), and a way to crash it (SIGKILL) and start it again."""
+    port = _free_port()
+    persistence = ("--appendonly", "yes", "--appendfsync", "always", "--dir", str(tmp_path))
+    processes = [_redis_process(port, *persistence)]
+
+    def crash_and_restart():
+        processes[-1].kill()
+        processes[-1].wait(5)
+        processes.append(_redis_process(port, *persistence))
+
+    yield f"redis://127.0.0.1:{port}/0", crash_and_restart
     for process in processes:
         if process.poll() is None:
             process.kill()
@@ -197,11 +212,25 @@ def redis_server():
 def with_redis(redis_server):
     """The app configured with that Redis; undone before the Redis goes away."""
     url, start, stop = redis_server
+    with _app_on_redis(url):
+        yield start, stop
+
+
+@contextmanager
+def _app_on_redis(url: str) -> Iterator[None]:
     redis_cache = {
         "BACKEND": "apps.common.cache.FailOpenRedisCache",  # as config/settings.py sets it
         "LOCATION": url,
         "OPTIONS": {"socket_connect_timeout": 0.25, "socket_timeout": 0.25},
     }
     with override_settings(REDIS_URL=url, CACHES={"default": redis_cache}):
-        yield start, stop
+        yield
         caches["default"].close()
+
+
+@pytest.fixture
+def with_persistent_redis(persistent_redis):
+    """The app configured with a persistent Redis; yields its crash_and_restart."""
+    url, crash_and_restart = persistent_redis
+    with _app_on_redis(url):
+        yield crash_and_restart

@@ -144,15 +144,28 @@ def _push_pending(gathered: Gathered) -> None:
     redis_pending_restore(waiting, waiting_log)
 
 
-Mover = Callable[[], object]
-_movers: list[Mover] = []
+Mover = Callable[[], int]
+Sweeper = Callable[[float], int]
+_movers: dict[str, Mover] = {}
+_sweepers: dict[str, Sweeper] = {}
 
 
-def register_mover(mover: Mover) -> None:
+def register_mover(mover: Mover, *, name: str, sweep: Sweeper) -> None:
     """Have `mover()` run after every flush when Redis is configured (the usage app moves the
-    counts from Redis to PostgreSQL)."""
-    if mover not in _movers:
-        _movers.append(mover)
+    counts from Redis to PostgreSQL), and `sweep(now)` (what waits, and every batch a stopped
+    mover left before `now`) when an operator moves by hand (`manage.py movebatches`)."""
+    _movers[name] = mover
+    _sweepers[name] = sweep
+
+
+def batches_move_all() -> dict[str, int]:
+    """Move everything waiting in Redis now, every batch a mover holds included (one still
+    moving is safe to take: its marker lets only one write); how many each part wrote."""
+    if not settings.REDIS_URL:
+        return {}
+    moved = usage_flush()  # what this process holds goes first
+    later = time.time() + 24 * 3600  # every batch counts as left behind
+    return {name: moved.get(name, 0) + sweep(later) for name, sweep in _sweepers.items()}
 
 
 def add(update: Callable[[Gathered], None]) -> None:
@@ -170,15 +183,17 @@ def request_done() -> None:
         _buffer.ensure_flusher()
 
 
-def usage_flush() -> None:
-    """Write what was gathered since the last flush. A flusher that fails loses its part of
-    this flush (logged), never the others'."""
+def usage_flush() -> dict[str, int]:
+    """Write what was gathered since the last flush, then (with Redis) move what waits there;
+    how many each mover wrote. A flusher that fails loses its part of this flush (logged),
+    never the others'."""
     gathered = _buffer.take()
     with_redis = bool(settings.REDIS_URL)
+    moved: dict[str, int] = {}
     if with_redis:
         _push_pending(gathered)
     if not gathered and not with_redis:
-        return
+        return moved
     try:
         if gathered:
             for flusher in _flushers:
@@ -187,11 +202,13 @@ def usage_flush() -> None:
                 except Exception:
                     logger.exception("Writing usage failed; this flush's part of it is lost.")
         if with_redis:
-            for mover in _movers:
+            for name, mover in _movers.items():
                 try:
-                    mover()
+                    moved[name] = mover()
                 except Exception:
-                    logger.exception("Moving usage counts from Redis failed; they wait there.")
+                    logger.exception(
+                        "Moving from Redis failed; what waits there stays for the next move."
+                    )
     finally:
         if threading.current_thread().name == "usage-flush":
             # The flushing thread's own connection, closed after every flush whatever
@@ -200,6 +217,7 @@ def usage_flush() -> None:
             from django.db import connections
 
             connections.close_all()
+    return moved
 
 
 atexit.register(usage_flush)

@@ -18,6 +18,6 @@ class RequestLogConfig(AppConfig):
         from .recording import write_gathered
 
         register_flusher(write_gathered)
-        register_mover(request_log_move)
+        register_mover(request_log_move, name="request log entries", sweep=request_log_move_all)
         register_job("request-log-move", timedelta(minutes=1), request_log_move_all)
         register_job("request-log-daily", timedelta(days=1), request_log_daily)

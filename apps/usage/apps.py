@@ -18,6 +18,6 @@ class UsageConfig(AppConfig):
         from .services import usage_daily
 
         register_flusher(write_counts_and_networks)
-        register_mover(usage_move)
+        register_mover(usage_move, name="usage counts", sweep=usage_move_all)
         register_job("usage-move", timedelta(minutes=1), usage_move_all)
         register_job("usage-daily", timedelta(days=1), usage_daily)

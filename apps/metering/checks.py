@@ -1,0 +1,32 @@
+"""The deploy check of what Redis keeps for metering."""
+
+from typing import Any
+
+from django.conf import settings
+from django.core.checks import Tags, Warning, register
+
+
+@register(Tags.database, deploy=True)
+def check_redis_persistence(app_configs: Any, **kwargs: Any) -> list[Warning]:
+    """Usage counts and the request log wait in Redis until they are moved: without its
+    append-only file, a Redis crash loses them (docs/operations.md)."""
+    if not settings.REDIS_URL:
+        return []
+    from apps.common.cache import redis_client
+
+    try:
+        setting = redis_client().config_get("appendonly").get("appendonly")
+    except Exception:  # unreachable, or CONFIG is disabled (a managed Redis): nothing to say
+        return []
+    if setting in ("yes", b"yes"):
+        return []
+    return [
+        Warning(
+            "Redis keeps no append-only file: a Redis crash loses the usage counts and request "
+            "log entries waiting in it (up to USAGE_FLUSH_SECONDS of traffic) and any batch "
+            "being moved.",
+            hint="Set `appendonly yes` (and `appendfsync always` to lose nothing) in redis.conf; "
+            "see deploy/redis.conf.",
+            id="gatehouse.W002",
+        )
+    ]
