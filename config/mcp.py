@@ -24,7 +24,7 @@ from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 from mcp.server.lowlevel.server import Server
 
-from apps.api.errors import ApiFailure, api_error
+from apps.api.errors import STATUS_BY_REASON, ApiFailure, api_error
 from apps.api.http import request_body_bytes
 from apps.api.operations import Call, NotFound
 from apps.api_keys.auth import (
@@ -66,9 +66,13 @@ INSTRUCTIONS = (
 TOOLS: dict[str, types.Tool] = {op.name: tool_for(op) for op in OPERATIONS if op.mcp}
 
 
-def _tool_error(reason: str, message: str) -> types.CallToolResult:
+def _tool_error(
+    reason: str, message: str, facts: RequestFacts | None = None
+) -> types.CallToolResult:
     # Text only: structured content would have to match the tool's output schema (the record),
     # and clients that check it, the TypeScript SDK and the Inspector among them, refuse it.
+    if facts is not None:  # recorded as the API answers the same refusal
+        facts.answered_as = (STATUS_BY_REASON[reason], reason)
     return types.CallToolResult(
         content=[types.TextContent(text=f"{reason}: {message}")], is_error=True
     )
@@ -85,7 +89,7 @@ def tool_call(
     The object it creates or acts on goes to the request's `facts`, for the request log."""
     op = OPERATIONS_BY_NAME.get(name)
     if op is None or name not in TOOLS:
-        return _tool_error("not-found", f"There is no tool named {name!r}.")
+        return _tool_error("not-found", f"There is no tool named {name!r}.", facts)
     try:
         api_key_authorize(key, op.needs)
         if not isinstance(arguments, dict):
@@ -103,11 +107,11 @@ def tool_call(
         if facts is not None:
             facts.object_id = object_of(op, params, record)
     except ApiFailure as failure:
-        return _tool_error(failure.reason, failure.message)
+        return _tool_error(failure.reason, failure.message, facts)
     except InvalidInput as error:
-        return _tool_error("invalid-input", error.message)
+        return _tool_error("invalid-input", error.message, facts)
     except NotFound as error:
-        return _tool_error("not-found", error.message)
+        return _tool_error("not-found", error.message, facts)
     return types.CallToolResult(
         content=[types.TextContent(text=json.dumps(record, ensure_ascii=False))],
         structured_content=record,
@@ -175,13 +179,13 @@ def _asgi_scope(request: HttpRequest) -> dict[str, Any]:
     }
 
 
-def _usage_operation(message: dict[str, Any]) -> str:
-    """How an MCP request is counted: `mcp:` and the tool it calls, or its method."""
+def _operation_of(message: dict[str, Any]) -> str:
+    """The request's operation: the tool it calls, by its own name, or its JSON-RPC method."""
     method = str(message.get("method", "response"))
     if method == "tools/call":
         name = (message.get("params") or {}).get("name")
-        return f"mcp:{name}" if name in TOOLS else "mcp:tools/call"
-    return f"mcp:{method}"
+        return name if name in TOOLS else method
+    return method
 
 
 def _answer(request: HttpRequest, key: ApiKey, message: dict[str, Any], body: bytes) -> Answer:
@@ -203,7 +207,7 @@ def _answer(request: HttpRequest, key: ApiKey, message: dict[str, Any], body: by
 def mcp_endpoint(request: HttpRequest) -> HttpResponse:
     """POST /mcp: one JSON-RPC message in, its JSON answer out (stateless Streamable HTTP)."""
     facts = request_facts(request)
-    facts.operation = "mcp"
+    facts.operation = "mcp"  # until the message says which tool or method
     if request.method != "POST":
         # Stateless: no server-to-client stream (GET) and no session to end (DELETE).
         return api_error(
@@ -226,8 +230,7 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
     message = jsonrpc_message(body)
     if isinstance(message, HttpResponse):  # not one JSON-RPC message: refused in plain words
         return rate_limit_headers(request, message)
-    facts.operation = operation = _usage_operation(message)
-    tool = operation.removeprefix("mcp:")
+    facts.operation = tool = _operation_of(message)
     if tool in TOOLS and (challenge := scope_challenge(request, key, OPERATIONS_BY_NAME[tool])):
         return rate_limit_headers(request, challenge)
     status, headers, content = _answer(request, key, message, body)

@@ -285,7 +285,7 @@ def _request_log(keys: list[ApiKey]) -> None:
                     door=door,
                     method="POST" if door == "mcp" else method,
                     path="/mcp" if door == "mcp" else path,
-                    operation=f"mcp:{operation}" if door == "mcp" else operation,
+                    operation=operation,
                     status=status,
                     error=error,
                     duration_ms=round(1.5 + (age_hours * 13 + n) % 40 / 4, 2),

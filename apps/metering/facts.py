@@ -28,13 +28,16 @@ class RequestFacts:
     request_id: str = field(default_factory=new_request_id)
     started: float = field(default_factory=time.perf_counter)
     door: str = "api"  # `api` or `mcp`
-    operation: str = ""  # how the request is counted: the API operation, or the MCP tool
+    operation: str = ""  # the operation's own name (the MCP tool's), or an MCP method
     key_id: int | None = None  # the key presented, when it is one of ours (even a refused one)
     key_hint: str | None = None  # its hint, for the refusal's log line
     rate_limit: RateLimitState | None = None  # the key's standing, for the RateLimit fields
     counted: str | None = None  # the count field the limiter's call added one to, in Redis
     logged: bool = False  # the limiter's call put the request's log entry in Redis
     object_id: str = ""  # the object the request created or acted on, for the request log
+    # The status and error code the same operation has over the API, when the HTTP answer
+    # does not carry them: an MCP tool error travels in a 200 (docs/product.md §11).
+    answered_as: tuple[int, str] | None = None
 
 
 def request_facts(request: HttpRequest) -> RequestFacts:

@@ -73,6 +73,8 @@ def finish(request: HttpRequest, status: int, error: str) -> None:
     """Close the request's record with its answer: count it and complete its log entry when it
     presented a key of ours, then flush when flushing is synchronous."""
     facts = request_facts(request)
+    if facts.answered_as is not None:
+        status, error = facts.answered_as
     if facts.key_id is not None:
         _count(facts, status)
         _log(request, facts, status, error)
@@ -88,7 +90,7 @@ def _limiter_note(
     answer it gets if allowed and if refused. With no key, none."""
     if facts.key_id is None or not settings.REDIS_URL:
         return NOTHING
-    hour, operation = hour_now(), facts.operation or "other"
+    hour, operation = hour_now(), _counted_as(facts)
     entry = json.dumps(
         entry_fields(_entry(request, facts, 0, "")), separators=(",", ":"), ensure_ascii=False
     )
@@ -101,11 +103,18 @@ def _limiter_note(
     )
 
 
+def _counted_as(facts: RequestFacts) -> str:
+    """The operation a request is counted under: usage keeps the doors apart by name
+    (`mcp:get_workspace`), the request log by its door column."""
+    operation = facts.operation or "other"
+    return f"mcp:{operation}" if facts.door == "mcp" and operation != "mcp" else operation
+
+
 def _count(facts: RequestFacts, status: int) -> None:
     """With Redis, correct what the limiter's call counted if the answer differs (or count the
     request, if the call did not); without, in the buffer the next flush writes."""
     assert facts.key_id is not None
-    operation, outcome = facts.operation or "other", outcome_of(status)
+    operation, outcome = _counted_as(facts), outcome_of(status)
     if facts.counted is not None:
         counted_hour = int(facts.counted.split("|", 2)[1])
         final = count_field((facts.key_id, counted_hour, operation, outcome))

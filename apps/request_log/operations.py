@@ -57,7 +57,10 @@ REQUEST = object_schema(
         "path": {"type": "string", "description": "The path, never the query string."},
         "operation": {
             "type": "string",
-            "description": "The API operation, or mcp: and the MCP tool or method.",
+            "description": (
+                "The operation's own name, the same for the API and the MCP tool that runs "
+                "it (get_workspace); an MCP message naming no tool gives its method (tools/list)."
+            ),
         },
         "status": {"type": "integer"},
         "error": {"type": ["string", "null"], "description": "The error code; null on success."},

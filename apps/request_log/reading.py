@@ -147,8 +147,8 @@ class BlastRadius:
     addresses: list[dict[str, Any]]
 
 
-# Reads by the registry's names (list_pages, get_key; as MCP tools mcp:list_pages): every other
-# successful call that names an object created or changed it.
+# Reads by the registry's names (list_pages, get_key; MCP rows before one vocabulary across
+# doors said mcp:list_pages): every other successful call that names an object changed it.
 READS = (
     Q(operation__startswith="list_")
     | Q(operation__startswith="get_")

@@ -177,7 +177,7 @@ def seed_requests(*keys) -> None:
         ("GET", "/api/v1/communities", "list_communities", 200, ""),
         ("POST", "/api/v1/pages", "create_page", 201, ""),
         ("GET", "/api/v1/products", "list_products", 403, "insufficient-scope"),
-        ("POST", "/mcp", "mcp:get_workspace", 200, ""),
+        ("POST", "/mcp", "get_workspace", 200, ""),
         ("GET", "/api/v1/workspace", "get_workspace", 429, "rate-limited"),
     ]
     entries = []

@@ -59,7 +59,7 @@ def test_every_call_is_logged_with_the_request_id_its_answer_carried(live_server
     data = listed.json()["data"]
     assert [r["requestId"] for r in data] == ids[::-1]  # newest first
     newest, *_rest, oldest = data
-    assert newest["door"] == "mcp" and newest["operation"] == "mcp:get_workspace"
+    assert newest["door"] == "mcp" and newest["operation"] == "get_workspace"
     assert oldest["path"] == "/api/v1/workspace"  # never the query string
     assert oldest["userAgent"] == "sync-bot/1.0" and oldest["clientIp"] == "127.0.0.1"
     assert [r["status"] for r in data] == [200, 404, 403, 201, 200]
@@ -139,3 +139,45 @@ def test_the_cli_and_mcp_read_the_same_log(live_server, env):  # noqa: F811
         refused.headers["Request-Id"],
         ok.headers["Request-Id"],
     ]
+
+
+def test_an_mcp_tool_refusal_is_recorded_as_the_api_answers_it(live_server):
+    """docs/product.md §11, one vocabulary across doors: the tool's own name, and for a tool
+    error the API's status and code, so filters and refusal counts see MCP refusals too."""
+    from apps.metering.refusals import refusals_last_day
+    from apps.usage.models import KeyUsageHour
+
+    owner = owner_of(WorkspaceFactory(name="Acme"))
+    worker = make_key(user=owner, scopes=["pages:read"], name="Worker")
+    manager = make_key(user=owner, scopes=EVERY_SCOPE, name="Manager")
+    url = live_server.url
+    answers = [
+        mcp(url, worker.secret, "list_products", {}),  # 403: no products scope
+        mcp(url, worker.secret, "create_page", {"title": "x"}),  # 403: no pages:write
+        mcp(url, worker.secret, "list_pages", {"limit": 0}),  # 400: out of range
+        mcp(url, worker.secret, "no_such_tool", {}),  # 404
+        mcp(url, worker.secret, "list_pages", {}),
+    ]
+    assert [a.status_code for a in answers] == [200] * 5  # JSON-RPC answers, tool errors inside
+    data = httpx.get(
+        f"{url}/api/v1/keys/{worker.key.pk}/requests",
+        headers={"Authorization": f"Bearer {manager.secret}"},
+    ).json()["data"][::-1]
+    assert [(r["operation"], r["status"], r["error"]) for r in data] == [
+        ("list_products", 403, "insufficient-scope"),
+        ("create_page", 403, "insufficient-scope"),
+        ("list_pages", 400, "invalid-input"),
+        ("tools/call", 404, "not-found"),
+        ("list_pages", 200, None),
+    ]
+    assert {r["door"] for r in data} == {"mcp"}
+    refused = httpx.get(
+        f"{url}/api/v1/keys/{worker.key.pk}/requests?status=403",
+        headers={"Authorization": f"Bearer {manager.secret}"},
+    ).json()["data"]
+    assert len(refused) == 2
+    assert refusals_last_day(worker.key.pk) == {"insufficient-scope": 2}
+    counted = set(
+        KeyUsageHour.objects.filter(key_id=worker.key.pk).values_list("operation", "outcome")
+    )
+    assert ("mcp:list_products", "403") in counted and ("mcp:list_pages", "2xx") in counted
