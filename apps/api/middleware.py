@@ -236,8 +236,16 @@ def _log_stream_refused(request: HttpRequest, response: HttpResponse) -> None:
     response._has_been_logged = True  # type: ignore[attr-defined]
 
 
+# A JSON answer is never a document: should a browser render one, it may load nothing, run
+# nothing and be framed by nobody, and it shares no window with the page that opened it.
+MACHINE_CSP = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+
+
 def _security_headers(request: HttpRequest, response: HttpResponse) -> None:
-    """What SecurityMiddleware adds to the dashboard's answers, which this path skips."""
+    """What SecurityMiddleware adds to the dashboard's answers, which this path skips, and a
+    policy that lets a JSON answer do nothing as a page."""
+    response.setdefault("Content-Security-Policy", MACHINE_CSP)
+    response.setdefault("Cross-Origin-Opener-Policy", "same-origin")
     if settings.SECURE_REFERRER_POLICY:
         response.setdefault("Referrer-Policy", settings.SECURE_REFERRER_POLICY)
     if settings.SECURE_HSTS_SECONDS and request.is_secure():

@@ -250,6 +250,29 @@ def test_plain_http_is_refused_with_json_not_redirected_in_production(client, se
     assert client.get("/sign-in/").status_code == 301  # the dashboard still redirects
 
 
+def test_api_mcp_and_oauth_answers_carry_a_csp_and_coop(client):
+    """A JSON answer opened as a page can load, run and frame nothing (issue 42 item 15)."""
+    created = make_key()
+    answers = {
+        "api": client.get(URL, **auth(created.secret)),
+        "api 401": client.get(URL),
+        "api 404": client.get("/api/v1/nothing-here"),
+        "mcp": client.post(
+            "/mcp",
+            '{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}',
+            content_type="application/json",
+            HTTP_ACCEPT="application/json, text/event-stream",
+            **auth(created.secret),
+        ),
+        "oauth token": client.post("/oauth/token", {"grant_type": "nothing"}),
+        "oauth metadata": client.get("/.well-known/oauth-authorization-server"),
+    }
+    for door, answer in answers.items():
+        policy = answer.get("Content-Security-Policy", "")
+        assert "default-src 'none'" in policy and "frame-ancestors 'none'" in policy, door
+        assert answer.get("Cross-Origin-Opener-Policy") == "same-origin", door
+
+
 def test_api_and_mcp_answers_carry_hsts_and_referrer_policy_in_production(client, settings):
     settings.SECURE_SSL_REDIRECT = True
     settings.SECURE_HSTS_SECONDS = 31_536_000
