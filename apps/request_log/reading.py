@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.db import connection
 from django.db.models import Count, Max, Min, Q, QuerySet
 from django.utils import timezone
 
@@ -105,14 +106,37 @@ class LogFilters:
         return rows
 
 
+# The newest requests are looked for in the last day's partitions first: a query bounded there
+# is planned over two partitions instead of every day kept (planning grew to 6 ms at 90 days).
+RECENT = timedelta(days=1)
+
+
 def requests_page(
-    workspace_id: Any, filters: LogFilters, *, cursor: str | None = None, limit: int = PAGE
+    workspace_id: Any,
+    filters: LogFilters,
+    *,
+    cursor: str | None = None,
+    limit: int = PAGE,
+    now: datetime | None = None,
 ) -> tuple[list[RequestLogEntry], str | None]:
-    """A page of the workspace's requests, newest first, and the cursor of the next page."""
+    """A page of the workspace's requests, newest first, and the cursor of the next page.
+
+    On PostgreSQL it reads the last day first (yesterday's start on), and the older days only
+    when that day holds less than a page: the same rows in the same order, in one query for a
+    key in use.
+    """
     rows = filters.apply(RequestLogEntry.objects.filter(workspace_id=workspace_id))
     if cursor:
         rows = rows.filter(_after_cursor(cursor))
-    page = list(rows.order_by("-at", "-id")[: limit + 1])
+    ordered = rows.order_by("-at", "-id")
+    if connection.vendor == "postgresql":
+        recent = ((now or timezone.now()) - RECENT).replace(hour=0, minute=0, second=0)
+        recent = recent.replace(microsecond=0)
+        page = list(ordered.filter(at__gte=recent)[: limit + 1])
+        if len(page) <= limit:
+            page += list(ordered.filter(at__lt=recent)[: limit + 1 - len(page)])
+    else:
+        page = list(ordered[: limit + 1])
     more = len(page) > limit
     page = page[:limit]
     return page, encode_cursor(page[-1]) if more and page else None
