@@ -44,7 +44,7 @@ HOSTILE = [
 QUERY_NAMES = [
     "page", "state", "kind", "holder", "q", "action", "actor", "key", "since", "until",
     "unused", "no_expiry", "expiring", "workspace", "user_code", "next", "status", "cursor",
-    "limit", "from", "to",
+    "limit", "from", "to", "error", "operation", "door", "address",
 ]  # fmt: skip
 
 PAGES = [
@@ -54,6 +54,8 @@ PAGES = [
     "/audit/",
     "/audit/export.csv",
     "/usage/",
+    "/logs/",
+    "/logs/export.csv",
     "/settings/",
     "/settings/team/",
     "/settings/webhooks/",
