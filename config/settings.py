@@ -323,12 +323,13 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "filters": {"redact_query_credentials": {"()": "apps.common.logging.RedactQueryCredentials"}},
+    # Every handler carries it (tests/common/test_logging.py checks): no line holds a secret.
+    "filters": {"redact_secrets": {"()": "apps.common.logging.RedactSecrets"}},
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",
             "formatter": "plain",
-            "filters": ["redact_query_credentials"],
+            "filters": ["redact_secrets"],
         }
     },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
@@ -338,8 +339,11 @@ LOGGING = {
             "handlers": ["console"],
             "level": "INFO",
             "propagate": False,
-            "filters": ["redact_query_credentials"],
+            "filters": ["redact_secrets"],
         },
+        # Django's own defaults (a console handler while DEBUG, mail_admins) are replaced: its
+        # records go to ours, through the redaction filter, like every other.
+        "django": {"handlers": [], "level": "INFO", "propagate": True},
         # The MCP SDK logs two INFO lines per stateless request (its session manager starting
         # and stopping) and httpx2 one per call: noise at this volume, so warnings only. httpx
         # logs each webhook delivery's full URL, which may hold the receiver's own token:

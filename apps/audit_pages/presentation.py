@@ -92,4 +92,12 @@ def event_details(event: AuditEvent) -> str:
         parts.append("sent again")
     if data.get("device"):
         parts.append(f"device {data['device']}")
+    if data.get("networkCount"):  # key.new_networks: the networks past five in an hour
+        count = data["networkCount"]
+        parts.append(
+            f"{count} more new network{'' if count == 1 else 's'} from {data.get('network')}; "
+            "no more listed one by one for an hour"
+        )
+    elif data.get("network"):
+        parts.append(f"network {data['network']}")
     return ", ".join(parts)

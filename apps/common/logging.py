@@ -1,21 +1,54 @@
-"""Logging filters."""
+"""Logging filters: no log line carries a secret.
+
+Every handler of settings.LOGGING and both of gunicorn's logs (gunicorn.conf.py) pass their
+records through `RedactSecrets`, so a key pasted into a URL path, a query or an exception's
+message is written as `gwk_[removed]`. This module imports nothing of Django: gunicorn's master
+reads it before the application is loaded."""
 
 import logging
 import re
+from urllib.parse import urlsplit, urlunsplit
 
 # A key sent in the URL is refused (400), but the request line is logged before any view runs.
 _CREDENTIAL_IN_QUERY = re.compile(r"(?i)\b(access_token|api_key)=[^&\s\"]*")
+# What a Gatehouse secret looks like (apps/api_keys/tokens.py, apps/webhooks/secrets.py): a key
+# (gwk_, gmk_), a refresh token (grt_) or a webhook signing secret (whsec_), whole or in part.
+# A key's hint (`gwk_…Ab12`) has no letter after the underscore and stays readable.
+_SECRET = re.compile(r"(gwk|gmk|grt)_[0-9A-Za-z]{4,}|(whsec)_[0-9A-Za-z+/=%]{4,}")
 
 
-class RedactQueryCredentials(logging.Filter):
-    """Blank out `access_token=` and `api_key=` values in a record's message and arguments."""
+def redact(text: str) -> str:
+    """`text` with every secret-shaped string and credential query value removed."""
+    text = _SECRET.sub(lambda found: f"{found.group(1) or found.group(2)}_[removed]", text)
+    return _CREDENTIAL_IN_QUERY.sub(r"\1=[removed]", text)
+
+
+def referer_without_query(referer: str) -> str:
+    """A Referer as logged: the page's address without its query and fragment, which may hold
+    a code (`/device?user_code=…`) or a token."""
+    try:
+        parts = urlsplit(referer)
+    except ValueError:
+        return "-"
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
+
+
+class RedactSecrets(logging.Filter):
+    """Remove secrets from a record's message, its traceback and its stack (`redact`); a
+    handler filter, so that records propagated from any logger pass through it."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if isinstance(record.msg, str):
-            record.msg = _CREDENTIAL_IN_QUERY.sub(r"\1=[removed]", record.msg)
-        if isinstance(record.args, tuple):
-            record.args = tuple(
-                _CREDENTIAL_IN_QUERY.sub(r"\1=[removed]", arg) if isinstance(arg, str) else arg
-                for arg in record.args
-            )
+        try:
+            message = record.getMessage()
+        except Exception:  # arguments that do not fit their message: logging reports it
+            return True
+        cleaned = redact(message)
+        if cleaned != message:
+            record.msg, record.args = cleaned, ()
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = redact(record.exc_text)
+        if record.stack_info:
+            record.stack_info = redact(record.stack_info)
         return True

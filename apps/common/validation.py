@@ -1,5 +1,6 @@
 """Small validators shared by API bodies, dashboard forms and management commands."""
 
+import re
 import unicodedata
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
@@ -89,12 +90,21 @@ EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)
 LATEST = datetime(9998, 12, 31, tzinfo=UTC)
 
 
+# RFC 3339 §5.6 exactly, end to end: nothing before or after it (a `$` in a pattern would let a
+# trailing newline through), no other character inside, an offset of hours and minutes.
+RFC3339 = re.compile(
+    r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?(?:Z|[+-]\d{2}:\d{2})", re.ASCII
+)
+# The offsets places use: from -12:00 (Baker Island) to +14:00 (Kiribati's Line Islands).
+LOWEST_OFFSET, HIGHEST_OFFSET = timedelta(hours=-12), timedelta(hours=14)
+
+
 def parse_moment(value: Any, field: str) -> datetime:
     """An RFC 3339 date-time with its offset, as an aware UTC datetime. InvalidInput names the
-    field for anything else: no offset, an hour 25, an offset beyond ±15:59 (which PostgreSQL
-    refuses), a year out of range."""
+    field for anything else: no offset, an hour 25, a character before, inside or after it, an
+    offset no place uses (beyond -12:00 to +14:00), a year out of range."""
     problem = f"{field} must be a date-time with a time zone, such as 2027-03-31T12:00:00Z."
-    if not isinstance(value, str) or not value.isascii() or len(value) > 40:
+    if not isinstance(value, str) or not RFC3339.fullmatch(value):
         raise InvalidInput(field, problem)
     try:
         moment = parse_datetime(value)
@@ -104,8 +114,10 @@ def parse_moment(value: Any, field: str) -> datetime:
         raise InvalidInput(field, problem)
     offset = moment.utcoffset()
     assert offset is not None
-    if abs(offset) >= timedelta(hours=16):
-        raise InvalidInput(field, f"{field} has an offset beyond ±15:59.")
+    if not LOWEST_OFFSET <= offset <= HIGHEST_OFFSET:
+        raise InvalidInput(
+            field, f"{field} has an offset no place uses: offsets run from -12:00 to +14:00."
+        )
     try:
         moment = moment.astimezone(UTC)
     except OverflowError:

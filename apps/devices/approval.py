@@ -37,14 +37,24 @@ def _cli_key_policy_problem(workspace: Workspace, now: datetime) -> str | None:
     return None
 
 
-def device_approval_problem(user: User, workspace: Workspace, *, now: datetime) -> str | None:
-    """Why `user` may not (or no longer) log the CLI in to `workspace`, or None.
+def device_approval_problem(
+    user: User, workspace: Workspace, *, scopes: list[str], now: datetime
+) -> str | None:
+    """Why `user` may not (or no longer) log the CLI in to `workspace` with `scopes`, or None.
 
     Checked when the person approves and again when the key is minted, since a role, a
-    policy or the person's place in the team may change in between.
+    policy or the person's place in the team may change in between. A CLI key never waits
+    for an owner, so scopes the approval policy covers for the person's role are refused.
     """
     holder = key_holder_problem(user, workspace, ApiKey.Kind.WORKSPACE)
-    return holder or _cli_key_policy_problem(workspace, now)
+    if holder or (holder := _cli_key_policy_problem(workspace, now)):
+        return holder
+    role = device_login_role(user, workspace)
+    # Read again, not from `workspace`: an owner may have switched the policy on since.
+    policy = Workspace.objects.values_list("key_approval", flat=True).get(pk=workspace.pk)
+    if approval_covers(policy, role, scopes):
+        return approval_note(policy, role)
+    return None
 
 
 def _wrong_code_counter(user: User) -> str:
@@ -100,13 +110,9 @@ def device_authorization_approve(
     widened = [s for s in chosen if s not in authorization.grantable_scopes]
     if widened:
         raise InvalidInput("scopes", f"The CLI did not ask for {widened[0]}; it cannot be added.")
-    problem = device_approval_problem(user, workspace, now=timezone.now())
+    problem = device_approval_problem(user, workspace, scopes=chosen, now=timezone.now())
     if problem:
         raise InvalidInput("workspace", problem)
-    # A CLI key never waits for an owner: what the approval policy covers is not offered.
-    role = device_login_role(user, workspace)
-    if approval_covers(workspace.key_approval, role, chosen):
-        raise InvalidInput("scopes", approval_note(workspace.key_approval, role) or "")
     updated = DeviceAuthorization.objects.filter(
         pk=authorization.pk,
         status=DeviceAuthorization.Status.PENDING,

@@ -12,6 +12,7 @@ from apps.api_keys.models import ApiKey
 from apps.api_keys.policy import CLI_LIFETIME
 from apps.api_keys.services import api_key_create, api_key_revoke
 from apps.audit.services import Actor, audit_record
+from apps.common.validation import InvalidInput
 from apps.devices.approval import device_approval_problem
 from apps.devices.audit_actions import CLI_LOGIN
 from apps.devices.models import DeviceAuthorization
@@ -52,7 +53,10 @@ def _mint(
     with transaction.atomic():
         # In the minting transaction, the membership row locked: a removal from the team
         # either comes first and is seen here, or waits and then revokes this key.
-        if problem := device_approval_problem(user, workspace, now=now):
+        problem = device_approval_problem(
+            user, workspace, scopes=authorization.approved_scopes, now=now
+        )
+        if problem:
             raise _Refused(problem)
         if not DeviceAuthorization.objects.filter(
             pk=authorization.pk, status=DeviceAuthorization.Status.APPROVED
@@ -68,16 +72,19 @@ def _mint(
         if not authorization.installation_id:
             previous = previous.none()
         replaced = tuple(api_key_revoke(key=key, actor=actor).hint for key in previous)
-        created = api_key_create(
-            workspace=workspace,
-            user=user,
-            name=authorization.device_name,
-            scopes=authorization.approved_scopes,
-            expires_at=None,
-            tag=ApiKey.Tag.CLI,
-            installation_id=authorization.installation_id or None,
-            actor=actor,
-        )
+        try:
+            created = api_key_create(
+                workspace=workspace,
+                user=user,
+                name=authorization.device_name,
+                scopes=authorization.approved_scopes,
+                expires_at=None,
+                tag=ApiKey.Tag.CLI,
+                installation_id=authorization.installation_id or None,
+                actor=actor,
+            )
+        except InvalidInput as error:  # e.g. the keys scopes of an approver demoted since
+            raise _Refused(error.message) from None
         DeviceAuthorization.objects.filter(pk=authorization.pk).update(key=created.key)
         audit_record(
             workspace=workspace,

@@ -14,9 +14,11 @@ from apps.workspaces.models import Workspace
 
 
 def is_loopback_uri(uri: str) -> bool:
-    """An http redirect to this machine (RFC 8252 §7.3): matched on any port."""
-    parts = urlsplit(uri)
-    return parts.scheme == "http" and parts.hostname in ("127.0.0.1", "::1", "localhost")
+    """An http redirect to this machine (RFC 8252 §7.3): matched on any port. Spelled exactly
+    `http://` (urlsplit would forgive leading spaces and an upper-case scheme)."""
+    if not uri.startswith("http://") or any(ch.isspace() or ord(ch) < 0x20 for ch in uri):
+        return False
+    return urlsplit(uri).hostname in ("127.0.0.1", "::1", "localhost")
 
 
 def _loopback_parts(uri: str) -> tuple[str, str, str, str] | None:

@@ -1,6 +1,7 @@
 """Where a connected app may be sent back to: https, http to this machine (RFC 8252 §7.3), or
-a native app's own scheme (§7.1, such as Cursor's cursor://), never a scheme the browser runs or
-reads itself; checked at registration and in client ID metadata documents."""
+a native app's own scheme (§7.1, such as Cursor's cursor://), never a scheme the browser runs,
+reads or opens itself (x-safari-https://, microsoft-edge:https://…); checked at registration and
+in client ID metadata documents."""
 
 import re
 from typing import Any
@@ -21,8 +22,30 @@ BROWSER_SCHEMES = frozenset(
         "javascript", "vbscript", "data", "file", "blob", "about", "filesystem", "ws", "wss",
         "ftp", "view-source", "chrome", "chrome-extension", "edge", "moz-extension", "resource",
         "jar", "mailto", "tel", "sms", "urn", "intent",
+        # Schemes that hand an address to a browser, which opens it: the code would go to
+        # any https page named after them (microsoft-edge:https://evil.example/).
+        "microsoft-edge", "microsoft-edge-http", "microsoft-edge-https", "x-safari-http",
+        "x-safari-https", "googlechrome", "googlechromes", "firefox", "firefox-focus", "focus",
+        "brave", "opera", "opera-http", "opera-https", "duckduckgo", "x-web-search",
+        "android-app", "ms-browser-extension", "edge-http", "edge-https",
     }
 )  # fmt: skip
+# A scheme naming http in it (x-safari-https, opera-http), or an address whose rest is itself
+# a web address (microsoft-edge:https://…): a browser's, whatever the list above misses.
+EMBEDDED_WEB_ADDRESS = re.compile(r"/*https?:", re.IGNORECASE)
+HTTP_PART = re.compile(r"(^|[-.+])https?($|[-.+])")
+
+
+def is_browser_scheme(uri: str) -> bool:
+    """Whether `uri`'s scheme is one a browser runs, reads or opens (BROWSER_SCHEMES), names
+    http itself, or carries a web address right after it."""
+    scheme, _, rest = uri.partition(":")
+    scheme = scheme.strip().lower()
+    return (
+        scheme in BROWSER_SCHEMES
+        or (HTTP_PART.search(scheme) is not None and scheme not in ("http", "https"))
+        or (scheme not in ("http", "https") and EMBEDDED_WEB_ADDRESS.match(rest) is not None)
+    )
 
 
 RESPONSE_PARAMETERS = frozenset({"code", "state", "iss", "error", "error_description", "error_uri"})
@@ -32,7 +55,7 @@ def is_private_use_uri(uri: str) -> bool:
     """A native app's own scheme (RFC 8252 §7.1: `cursor://…/callback`, `com.example.app:/cb`):
     the operating system hands the answer to the app that claimed the scheme."""
     scheme = urlsplit(uri).scheme
-    return scheme not in ("http", "https") and scheme not in BROWSER_SCHEMES
+    return scheme not in ("http", "https") and not is_browser_scheme(uri)
 
 
 def redirect_uri_problem(uri: Any) -> str | None:
@@ -41,10 +64,10 @@ def redirect_uri_problem(uri: Any) -> str | None:
     if not isinstance(uri, str):
         return "redirect_uris must be strings."
     scheme = uri.split(":", 1)[0] if ":" in uri else ""
-    if scheme.strip().lower() in BROWSER_SCHEMES:
+    if ":" in uri and is_browser_scheme(uri):
         return (
-            f"{_quoted(uri)} uses {scheme.strip().lower()}:, a scheme the browser runs or reads "
-            "itself; use https, http to 127.0.0.1 or localhost, or your app's own scheme."
+            f"{_quoted(uri)} uses {scheme.strip().lower()}:, a scheme a browser runs, reads or "
+            "opens itself; use https, http to 127.0.0.1 or localhost, or your app's own scheme."
         )
     if not SCHEME.fullmatch(scheme):  # lower case, as it will be matched exactly
         return f"{_quoted(uri)} is not an absolute address (scheme:…)."

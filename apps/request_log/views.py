@@ -41,6 +41,7 @@ CSV_COLUMNS = [
     "user_agent",
 ]
 FIELDS = ("key", "door", "status", "error", "operation", "address", "since", "until", "q")
+LABELS = {"q": "request id"}  # how the page names a filter it ignored, when not by its field
 
 
 def _day_start(day: Any) -> datetime:
@@ -86,15 +87,26 @@ def filters_from_query(query: QueryDict, keys: dict[int, ApiKey]) -> tuple[LogFi
         if not address:  # a zone id, a network, anything else: no address of a request
             ignored.append("address")
     request_id = values["q"]
-    if request_id and not (request_id.startswith("req_") and request_id.isascii()):
-        ignored.append("request id")
+    if request_id and not (
+        request_id.startswith("req_") and request_id.isascii() and request_id.isprintable()
+    ):
+        ignored.append(LABELS["q"])
         request_id = ""
+    # Free text matched as it is: a control character (NUL, which PostgreSQL's text refuses)
+    # is in no error code or operation name.
+    error, operation = values["error"], values["operation"]
+    if not error.isprintable():
+        ignored.append("error")
+        error = ""
+    if not operation.isprintable():
+        ignored.append("operation")
+        operation = ""
     filters = LogFilters(
         key_id=key_id,
         door=door,
         status=status,
-        error=values["error"][:40],
-        operation=values["operation"][:64],
+        error=error[:40],
+        operation=operation[:64],
         address=address,
         since=since,
         until=until,
@@ -120,7 +132,11 @@ def logs_page(request: WorkspaceRequest) -> HttpResponse:
     except InvalidInput:  # a cursor that is not one: the first page
         ignored.append("cursor")
         page, more = requests_page(request.workspace.pk, filters)
-    query = {name: request.GET[name] for name in FIELDS if request.GET.get(name)}
+    query = {
+        name: request.GET[name]
+        for name in FIELDS
+        if request.GET.get(name) and LABELS.get(name, name) not in ignored
+    }
     filter_query = urlencode(query)
     for entry in page:
         entry.key = keys.get(entry.key_id)  # type: ignore[attr-defined]
@@ -144,7 +160,8 @@ def logs_page(request: WorkspaceRequest) -> HttpResponse:
 @workspace_staff_required()
 def logs_export(request: WorkspaceRequest) -> StreamingHttpResponse:
     """The filtered view as CSV, newest first (at most 100,000 rows): each time as the page
-    writes it, and exactly in UTC."""
+    writes it, and exactly in UTC. A filter it cannot read is left out, as on the page (and
+    as the audit log's export does); the page's Export link carries only those it read."""
     keys = _keys(request)
     filters, _ignored = filters_from_query(request.GET, keys)
     rows = filters.apply(RequestLogEntry.objects.filter(workspace_id=request.workspace.pk))

@@ -1,8 +1,8 @@
 """The usage flusher: counts added to their hourly rows, and networks seen, with a
-`key.new_network` audit event when a key is used from a network it has not used for 30 days.
-Runs in the usage flush (apps/metering/buffer.py), never in a request. Every write is a
-statement for many rows, so a flush for 10,000 keys costs a few dozen statements, not tens of
-thousands."""
+`key.new_network` audit event when a key is used from a network it has not used for 30 days
+(coalesced past five an hour: `_audit_new_networks`). Runs in the usage flush
+(apps/metering/buffer.py), never in a request. Every write is a statement for many rows, so a
+flush for 10,000 keys costs a few dozen statements, not tens of thousands."""
 
 import logging
 from collections import Counter
@@ -10,20 +10,28 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import connection, models, transaction
+from django.utils import timezone
 
 from apps.api_keys.models import ApiKey
+from apps.audit.models import AuditEvent
 from apps.audit.services import Actor, audit_record
 from apps.common.batch_sql import batches, rows_table
 from apps.metering.buffer import Gathered
 
-from .audit_actions import KEY_NEW_NETWORK
+from .audit_actions import KEY_NEW_NETWORK, KEY_NEW_NETWORKS
 from .models import KeyNetwork, KeyUsageHour
 
 logger = logging.getLogger("apps.api")
 
 # A network not used by a key for this long counts as new again.
 NETWORK_FORGOTTEN_AFTER = timedelta(days=30)
+# New networks a key is audited for one by one within an hour; past that, one summary event
+# for the rest, then none for the key until an hour after it (docs/security.md). A key used
+# from hundreds of networks at once would otherwise write hundreds of events and webhooks.
+NEW_NETWORK_EVENTS_PER_WINDOW = 5
+NEW_NETWORK_WINDOW = timedelta(hours=1)
+NETWORKS_NAMED_IN_SUMMARY = 20
 
 Count = tuple[int, datetime, str, str, int]  # key id, hour, operation, outcome, count
 
@@ -162,18 +170,66 @@ def _write_networks(
 
 
 def _audit_new_networks(new: list[tuple[int, str, datetime, str]]) -> None:
+    """One `key.new_network` event per new network, up to five a key in an hour; the rest of
+    them in one `key.new_networks` event (the same webhook type, naming up to 20 and how many),
+    after which the key's new networks are audited in no event until an hour has passed. The
+    networks themselves are all recorded (the key's page lists them)."""
     keys = ApiKey.objects.filter(pk__in={row[0] for row in new}).select_related("workspace", "user")
     by_id = {key.pk: key for key in keys}
+    now = timezone.now()
+    by_key: dict[int, list[tuple[str, str]]] = {}
     for key_id, network, _at, address in new:
-        key = by_id[key_id]
-        audit_record(
-            workspace=key.workspace,
-            action=KEY_NEW_NETWORK,
-            actor=Actor.of_key(key, address),
-            key=key,
-            subject=f"{key.name} ({key.hint})",
-            data={"network": network, "address": address},
+        by_key.setdefault(key_id, []).append((network, address))
+    for key_id in sorted(by_key):
+        key, networks = by_id[key_id], by_key[key_id]
+        _lock_key_networks(key_id)  # two servers' flushes of one key count one window
+        recent = dict(
+            AuditEvent.objects.filter(
+                key_id=key_id,
+                action__in=(KEY_NEW_NETWORK, KEY_NEW_NETWORKS),
+                created_at__gt=now - NEW_NETWORK_WINDOW,
+            )
+            .order_by()
+            .values_list("action")
+            .annotate(n=models.Count("id"))
         )
+        if recent.get(KEY_NEW_NETWORKS):
+            continue  # summarised within the hour: quiet until the hour has passed
+        room = max(NEW_NETWORK_EVENTS_PER_WINDOW - recent.get(KEY_NEW_NETWORK, 0), 0)
+        for network, address in networks[:room]:
+            _audit(key, KEY_NEW_NETWORK, address, {"network": network, "address": address})
+        rest = networks[room:]
+        if rest:
+            quiet_until = now + NEW_NETWORK_WINDOW
+            data = {
+                "network": rest[0][0],
+                "address": rest[0][1],
+                "networkCount": len(rest),
+                "networks": [network for network, _ in rest[:NETWORKS_NAMED_IN_SUMMARY]],
+                "quietUntil": quiet_until.isoformat().replace("+00:00", "Z"),
+            }
+            _audit(key, KEY_NEW_NETWORKS, rest[0][1], data)
+
+
+def _audit(key: ApiKey, action: str, address: str, data: dict[str, Any]) -> None:
+    audit_record(
+        workspace=key.workspace,
+        action=action,
+        actor=Actor.of_key(key, address),
+        key=key,
+        subject=f"{key.name} ({key.hint})",
+        data=data,
+    )
+
+
+def _lock_key_networks(key_id: int) -> None:
+    """On PostgreSQL, hold a lock on this key's new-network events until the transaction ends
+    (SQLite writes one transaction at a time anyway)."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended('key.new_network', %s))", [key_id]
+            )
 
 
 def write_counts_and_networks(gathered: Gathered) -> None:

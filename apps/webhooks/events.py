@@ -47,6 +47,7 @@ AUDITED = {
     "key.narrowed": "key.narrowed",
     "key.leaked": "key.leaked",
     "key.new_network": "key.new_network",
+    "key.new_networks": "key.new_network",  # past five in an hour: one event for the rest
     "key.approval_requested": "key.approval_requested",
     "key.approved": "key.approved",
     "key.denied": "key.denied",

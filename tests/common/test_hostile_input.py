@@ -44,7 +44,7 @@ HOSTILE = [
 QUERY_NAMES = [
     "page", "state", "kind", "holder", "q", "action", "actor", "key", "since", "until",
     "unused", "no_expiry", "expiring", "workspace", "user_code", "next", "status", "cursor",
-    "limit", "from", "to",
+    "limit", "from", "to", "error", "operation", "door", "address",
 ]  # fmt: skip
 
 PAGES = [
@@ -54,6 +54,8 @@ PAGES = [
     "/audit/",
     "/audit/export.csv",
     "/usage/",
+    "/logs/",
+    "/logs/export.csv",
     "/settings/",
     "/settings/team/",
     "/settings/webhooks/",
@@ -140,6 +142,16 @@ def test_no_api_answer_is_500_for_a_hostile_value(value):
         "2026-12-01T25:00:00Z",
         "9999-12-31T23:59:59-15:00",
         "2026-12-01T00:00:00",
+        "2027-12-01T00:00:00Z\n",
+        " 2027-12-01T00:00:00Z",
+        "2027-12-01T00:00:00\x00Z",
+        "2027-12-01\x00T00:00:00Z",
+        "2027-12-01T00:00:00+14:01",
+        "2027-12-01T00:00:00-12:01",
+        "2027-12-01T00:00:00+0100",
+        "2027-12-01T00:00:00.1234567Z",
+        "2027-W48-1T00:00:00Z",
+        "２０２７-12-01T00:00:00Z",
     ],
 )
 def test_an_impossible_expiry_is_invalid_input_naming_the_field(moment):
@@ -150,6 +162,22 @@ def test_an_impossible_expiry_is_invalid_input_naming_the_field(moment):
     )
     assert answer.status_code == 400
     assert answer.json()["error"] == "invalid-input" and "expiresAt" in answer.json()["message"]
+
+
+@pytest.mark.parametrize(
+    "clock,offset,hours",
+    [("00:00:00", "+14:00", -14), ("00:00:00", "-12:00", 12), ("00:00:00.5", "Z", 0)],
+)
+def test_every_offset_a_place_uses_is_an_expiry(clock, offset, hours):
+    secret = make_key(scopes=EVERY_SCOPE).secret
+    day = (datetime.now(UTC) + timedelta(days=30)).date().isoformat()
+    body = {"name": "k", "scopes": ["products:read"], "expiresAt": f"{day}T{clock}{offset}"}
+    answer = Client().post(
+        "/api/v1/keys", json.dumps(body), content_type="application/json", **auth(secret)
+    )
+    assert answer.status_code == 201, answer.content
+    expected = parse_moment(f"{day}T{clock}Z", "x") + timedelta(hours=hours)
+    assert parse_moment(answer.json()["expiresAt"], "x") == expected
 
 
 def test_the_audit_log_takes_the_last_day_there_is(browser):

@@ -91,6 +91,17 @@ def test_each_desktop_clients_registration_is_accepted_whole(client, app):
         "filesystem:https://evil.example/temporary/x",
         "ws://127.0.0.1:9/cb",
         "wss://evil.example/cb",
+        # Schemes that hand an address to a browser, which opens it wherever it says.
+        "x-safari-https://evil.example/cb",
+        "x-safari-http://evil.example/cb",
+        "microsoft-edge:https://evil.example/cb",
+        "microsoft-edge-https://evil.example/cb",
+        "googlechromes://evil.example/cb",
+        "firefox://open-url?url=https://evil.example/cb",
+        "opera-https://evil.example/cb",
+        "com.example.launcher:https://evil.example/cb",
+        "com.example.launcher://https://evil.example/cb",
+        "my-https://evil.example/cb",
     ],
 )
 def test_a_scheme_the_browser_runs_is_refused_naming_the_address(client, uri):
@@ -277,3 +288,12 @@ def test_an_unsupported_grant_type_says_which_are(client):
     assert answer.json()["error"] == "unsupported_grant_type"
     assert "client_credentials" in answer.json()["error_description"]
     assert "authorization_code" in answer.json()["error_description"]
+
+
+@pytest.mark.parametrize(
+    "uri",
+    ["com.httpie.desktop:/oauth/cb", "vscode://vscode.github-authentication/did-authenticate"],
+)
+def test_an_app_scheme_that_only_spells_http_inside_a_word_is_still_an_app_scheme(client, uri):
+    answer = _register(client, {"client_name": "X", "redirect_uris": [uri]})
+    assert answer.status_code == 201, answer.content

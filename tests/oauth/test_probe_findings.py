@@ -85,6 +85,11 @@ def test_a_member_asking_only_for_what_a_member_key_cannot_hold_gets_invalid_sco
         "http://127.0.0.1:0/callback",
         'http://127.0.0.1:33418/callback"x',
         "http://127.0.0.1:33418\\@evil.example/callback",
+        " http://127.0.0.1:33418/callback",
+        "\thttp://127.0.0.1:50123/callback",
+        "HTTP://127.0.0.1:33418/callback",
+        "Http://127.0.0.1:50123/callback",
+        "http://127.0.0.1:50123/callback\n",
     ],
 )
 def test_odd_loopback_redirects_are_refused_on_the_page(client, workspace, redirect_uri):
