@@ -28,7 +28,7 @@ from django_tasks_db.management.commands import db_worker
 from django_tasks_db.models import DBTaskResult
 from django_tasks_db.utils import exclusive_transaction, is_locked_database_exception
 
-from .lost import connection_lost
+from apps.common.retry import connection_lost
 
 if TYPE_CHECKING:
     Row = DBTaskResult[..., Any]
