@@ -46,3 +46,25 @@ def write_json_error(sock, status_int: int, reason: str, mesg: str) -> None:
 
 
 util.write_error = write_json_error
+
+
+# Each master its own control socket (gunicornc's), named after the addresses it listens on:
+# gunicorn's default, ~/.gunicorn/gunicorn.ctl (or $XDG_RUNTIME_DIR/gunicorn.ctl), is one path
+# for every master a user runs, and the first one stopped removed it for the others. A path
+# given on the command line (--control-socket) or --no-control-socket wins.
+def _control_socket(server) -> None:
+    import os
+    import re
+
+    from gunicorn.config import _get_default_control_socket
+
+    cfg = server.cfg
+    if cfg.control_socket_disable or cfg.control_socket != _get_default_control_socket():
+        return
+    where = "_".join(re.sub(r"[^A-Za-z0-9.]+", "-", address) for address in cfg.bind)
+    folder = os.path.dirname(_get_default_control_socket())
+    cfg.set("control_socket", os.path.join(folder, f"gatehouse-{where}.ctl"))
+
+
+def on_starting(server) -> None:
+    _control_socket(server)
