@@ -88,3 +88,35 @@ def when_ready(server) -> None:
 
     get_resolver().url_patterns  # noqa: B018 - imports every view
     connections.close_all()
+
+
+# An app process with no request for IDLE_CLOSE_SECONDS gives its database connection back.
+# Django closes a connection past CONN_MAX_AGE only when a request starts or ends, so after the
+# load an idle worker held its connection until the next request (75-80 s were measured). A
+# sync worker's main loop wakes at least every --timeout / 2 seconds (15) between requests, in
+# the thread whose connection it is: there the connection is closed, at most ~25 s after the
+# last request. (A gthread worker's connections are its threads': this does not reach them.)
+IDLE_CLOSE_SECONDS = 10
+
+
+def post_request(worker, req, environ, resp) -> None:
+    import time
+
+    worker.gatehouse_last_request = time.monotonic()
+
+
+def post_worker_init(worker) -> None:
+    import time
+
+    notify = worker.notify
+
+    def notify_and_give_back() -> None:
+        notify()
+        last = getattr(worker, "gatehouse_last_request", None)
+        if last is not None and time.monotonic() - last > IDLE_CLOSE_SECONDS:
+            from django.db import connections
+
+            connections.close_all()
+            worker.gatehouse_last_request = None
+
+    worker.notify = notify_and_give_back
