@@ -76,3 +76,77 @@ def write_json_error(sock, status_int: int, reason: str, mesg: str) -> None:
 
 
 util.write_error = write_json_error
+
+
+# Each master its own control socket (gunicornc's), named after the addresses it listens on:
+# gunicorn's default, ~/.gunicorn/gunicorn.ctl (or $XDG_RUNTIME_DIR/gunicorn.ctl), is one path
+# for every master a user runs, and the first one stopped removed it for the others. A path
+# given on the command line (--control-socket) or --no-control-socket wins.
+def _control_socket(server) -> None:
+    import os
+    import re
+
+    from gunicorn.config import _get_default_control_socket
+
+    cfg = server.cfg
+    if cfg.control_socket_disable or cfg.control_socket != _get_default_control_socket():
+        return
+    where = "_".join(re.sub(r"[^A-Za-z0-9.]+", "-", address) for address in cfg.bind)
+    folder = os.path.dirname(_get_default_control_socket())
+    cfg.set("control_socket", os.path.join(folder, f"gatehouse-{where}.ctl"))
+
+
+# New workers are ready before the old ones stop. On SIGHUP gunicorn forks the new workers and
+# at once stops the old ones (arbiter.reload, then manage_workers); without preloading, each new
+# worker then spent seconds importing Django while nobody accepted (5.8 s under load, past a
+# 15 s client timeout once). Preloaded, the master imports the app and its URLconf once, and a
+# forked worker answers at once. The cost: SIGHUP no longer loads new code; a release is a
+# restart of the master, or gunicorn's upgrade on the fly (USR2, then QUIT to the old master),
+# as deploy/systemd/gatehouse-web.service says.
+preload_app = True
+
+
+def on_starting(server) -> None:
+    _control_socket(server)
+
+
+def when_ready(server) -> None:
+    # Before the first fork: the URLconf and every view imported in the master (a worker's first
+    # request would import them otherwise), and no connection left open for the children to share.
+    from django.db import connections
+    from django.urls import get_resolver
+
+    get_resolver().url_patterns  # noqa: B018 - imports every view
+    connections.close_all()
+
+
+# An app process with no request for IDLE_CLOSE_SECONDS gives its database connection back.
+# Django closes a connection past CONN_MAX_AGE only when a request starts or ends, so after the
+# load an idle worker held its connection until the next request (75-80 s were measured). A
+# sync worker's main loop wakes at least every --timeout / 2 seconds (15) between requests, in
+# the thread whose connection it is: there the connection is closed, at most ~25 s after the
+# last request. (A gthread worker's connections are its threads': this does not reach them.)
+IDLE_CLOSE_SECONDS = 10
+
+
+def post_request(worker, req, environ, resp) -> None:
+    import time
+
+    worker.gatehouse_last_request = time.monotonic()
+
+
+def post_worker_init(worker) -> None:
+    import time
+
+    notify = worker.notify
+
+    def notify_and_give_back() -> None:
+        notify()
+        last = getattr(worker, "gatehouse_last_request", None)
+        if last is not None and time.monotonic() - last > IDLE_CLOSE_SECONDS:
+            from django.db import connections
+
+            connections.close_all()
+            worker.gatehouse_last_request = None
+
+    worker.notify = notify_and_give_back

@@ -37,6 +37,7 @@ CODES = {
     "NotFound": "404",
     "Conflict": "409",
     "RateLimited": "429",
+    "Unavailable": "503",
 }
 
 
@@ -111,6 +112,14 @@ def shared_responses() -> dict[str, Any]:
                 "RateLimit": header('What is left, e.g. "default";r=0;t=12.'),
             },
         ),
+        "Unavailable": error_response(
+            "The database dropped the connection and one retry on a fresh connection failed "
+            "too (nothing was changed), or it dropped as the change was committed (the message "
+            "says so: it may or may not have been made; read it back). Try again after "
+            "Retry-After.",
+            ["unavailable"],
+            {"Retry-After": header("Seconds to wait.", {"type": "string", "pattern": "^[0-9]+$"})},
+        ),
     }
 
 
@@ -127,7 +136,7 @@ ERROR_SCHEMA = {
 
 def operation_entry(op: Operation, schemas: dict[str, Any]) -> dict[str, Any]:
     """One operation's OpenAPI entry; its schemas are added to `schemas`."""
-    names = ["Unauthorized", "Forbidden", "RateLimited"]
+    names = ["Unauthorized", "Forbidden", "RateLimited", "Unavailable"]
     if op.params or op.body is not None:
         names.append("InvalidInput")
     if any(param.location == "query" for param in op.params):

@@ -79,6 +79,8 @@ MIDDLEWARE = [
     "apps.common.middleware.content_security_policy",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last: its process_view runs the view, once more when the database dropped the connection.
+    "apps.common.middleware.database_retry",
 ]
 
 ROOT_URLCONF = "config.urls"

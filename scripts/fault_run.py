@@ -1,7 +1,7 @@
 """A scripted fault run against a production-like Gatehouse on this machine, which prints a
 figure for each fault and ends with a Markdown table.
 
-    .venv/bin/python scripts/fault_run.py [--only 1,3] [--requests 3000]
+    .venv/bin/python scripts/fault_run.py [--only 1,3] [--requests 3000] [--ports P1,P2,P3,P4]
 
 It sets up everything itself: PgBouncer (scripts/start_pgbouncer.sh, unless one answers on
 127.0.0.1:6439 already), a fresh PostgreSQL database `gatehouse_faults` (dropped, created,
@@ -18,7 +18,14 @@ two `manage.py worker` processes. Then the rows:
    with REDIS_URL and without;
 4. PostgreSQL connections per app worker process, directly and through PgBouncer;
 5. a client behind a NAT that keeps sending a revoked key while a valid key is used from the
-   same address: valid requests refused, bad ones answered 429 after the block.
+   same address: valid requests refused, bad ones answered 429 after the block;
+6. every backend terminated, again and again, while keys are created (POST /keys) and the
+   workspace renamed (PATCH /workspace): no 500, and each key created has its key.created row;
+7. SIGHUP (a graceful reload) to one app server's master under load: no request past the
+   client's 15 s timeout, none cut off, the p99 latency bounded.
+
+It serves only on the ports it is told to (--ports: the three app servers' and the webhook
+receiver's), or on free ones it picks and prints.
 
 Every process it starts is stopped at the end (their process groups), and every wait is
 bounded; the whole run takes about five minutes, and exits 1 when a row fails. Logs are in
@@ -193,6 +200,7 @@ class Load:
         self.ports, self.key, self.total, self.headers = ports, key, total, headers
         self.pause = pause
         self.results: list[tuple[float, int | None]] = []
+        self.latencies: list[tuple[float, float]] = []  # (when sent, seconds to the answer)
         self.lock = threading.Lock()
         self.stopping = threading.Event()
         self.numbers = itertools.count()
@@ -206,9 +214,11 @@ class Load:
             if self.total is not None and number >= self.total:
                 return
             port = self.ports[number % len(self.ports)]
+            sent = time.monotonic()
             status, _ = call(port, WORKSPACE_PATH, self.key, headers=self.headers)
             with self.lock:
                 self.results.append((time.monotonic(), status))
+                self.latencies.append((sent, time.monotonic() - sent))
             if self.pause:
                 self.stopping.wait(self.pause)
 
@@ -238,7 +248,7 @@ class Receiver:
     `delay` seconds before each answer, and hold the next request whose body holds a marker
     without answering it (`hold_next`): a held request is not counted as received."""
 
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
         self.lock = threading.Lock()
         self.received: dict[str, tuple[float, dict]] = {}
         self.delay = 0.0
@@ -276,7 +286,7 @@ class Receiver:
             def log_message(self, *args: object) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_port}/hook"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
@@ -312,9 +322,9 @@ class Stack:
     """Three gunicorn servers and the task workers, (re)started in a mode: with or without
     REDIS_URL, through PgBouncer or straight to PostgreSQL."""
 
-    def __init__(self, receiver: Receiver) -> None:
+    def __init__(self, receiver: Receiver, ports: list[int]) -> None:
         self.receiver = receiver
-        self.ports = [free_port() for _ in range(SERVERS)]
+        self.ports = ports
         self.secret_key = secrets.token_urlsafe(50)
         self.hash_secret = secrets.token_urlsafe(48)
         self.servers: list[subprocess.Popen] = []
@@ -533,7 +543,7 @@ def leftovers() -> list[int]:
     return found
 
 
-def set_up() -> Setup:
+def set_up(ports: list[int] | None) -> Setup:
     if stale := leftovers():
         raise RuntimeError(
             f"Processes of an earlier fault run still use {DATABASE}: {stale}. Stop them first "
@@ -551,10 +561,12 @@ def set_up() -> Setup:
             sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(DATABASE))
         )
         conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(DATABASE)))
-    receiver = Receiver()
-    stack = Stack(receiver)
+    receiver = Receiver(ports[SERVERS] if ports else 0)
+    stack = Stack(receiver, ports[:SERVERS] if ports else [free_port() for _ in range(SERVERS)])
     stack.manage("migrate", "--noinput")
-    say(f"database {DATABASE} created and migrated; Redis db 13 emptied")
+    # A release collects its static files: /healthz is 503 until it has (docs/operations.md).
+    stack.manage("collectstatic", "--noinput")
+    say(f"database {DATABASE} created and migrated, static files collected; Redis db 13 emptied")
     workspace = stack.manage("createworkspace", "Fault Run", "--owner", OWNER)
     setup = Setup(stack, receiver, workspace, "", pgbouncer_pid)
     setup.admin_key = setup.key("fault-admin", ALL_SCOPES)
@@ -650,12 +662,7 @@ def row_terminated_backends(setup: Setup, events: int = 300, seconds: float = 8)
     before = len(receiver.key_names("row1-"))
     fault_ends = time.monotonic() + seconds
     while time.monotonic() < fault_ends:
-        terminated += query(
-            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-            "WHERE datname = %s AND pid <> pg_backend_pid()",
-            (DATABASE,),
-            database="postgres",
-        )[0][0]
+        terminated += terminate_backends()
         rounds += 1
         time.sleep(0.4)
     during = len(receiver.key_names("row1-")) - before
@@ -689,6 +696,12 @@ def row_terminated_backends(setup: Setup, events: int = 300, seconds: float = 8)
         )
     )
     missing = set(names) - receiver.key_names("row1-")
+    written = sum(1 for name in names if name in rows)  # every delivery that happened, logged
+    attempts = query(
+        "SELECT count(*) FROM webhooks_webhookattempt a JOIN webhooks_webhookdelivery d "
+        "ON d.id = a.delivery_id WHERE d.payload::jsonb ->> 'type' = 'key.created' "
+        "AND d.payload::jsonb -> 'data' -> 'key' ->> 'name' LIKE 'row1-%%'"
+    )[0][0]
     pending = sum(1 for name in missing if rows.get(name) == "pending")
     rowless = sum(1 for name in missing if name not in rows)
     reads = readers.statuses()
@@ -700,13 +713,15 @@ def row_terminated_backends(setup: Setup, events: int = 300, seconds: float = 8)
         f"row 1: workers alive {len(alive)}/{len(worker_names)} (worker logs: 'lost the "
         f"database' {lost_db}×, ERROR {logged}×), tasks {dict(tasks)}, received "
         f"{received}/{created} (of the rest: {pending} pending, {rowless} without a delivery "
-        f"row), reads {dict(reads)}"
+        f"row), delivery rows {written}, attempts {attempts}, reads {dict(reads)}"
     )
     total_tasks = sum(tasks.values())
     passed = (
         len(alive) == len(worker_names)
         and tasks.get("SUCCESSFUL", 0) == total_tasks
         and received == created == events
+        and written == events
+        and attempts >= events
         and errors == cut == 0
     )
     return Row(
@@ -717,11 +732,12 @@ def row_terminated_backends(setup: Setup, events: int = 300, seconds: float = 8)
         f"workers alive {len(alive)} of {len(worker_names)}; tasks completed "
         f"{tasks.get('SUCCESSFUL', 0)} of {total_tasks}"
         + "".join(f", {s.lower()} {n}" for s, n in sorted(tasks.items()) if s != "SUCCESSFUL")
-        + f"; deliveries received {received} of {created}"
+        + f"; deliveries received {received} of {created}, written {written} ({attempts} "
+        "attempts)"
         + (f" ({pending} pending till the sweep, {rowless} lost)" if missing else "")
         + f"; 5xx {errors} of "
         f"{sum(reads.values())} reads ({cut} cut off)",
-        "2 of 2; all; all; 0",
+        "2 of 2; all; all, each written; 0",
         "pass" if passed else "FAIL",
     )
 
@@ -1021,6 +1037,171 @@ def row_nat(setup: Setup, seconds: float = 10) -> Row:
     )
 
 
+def terminate_backends() -> int:
+    """pg_terminate_backend of every backend of the database but this one; how many."""
+    return query(
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+        "WHERE datname = %s AND pid <> pg_backend_pid()",
+        (DATABASE,),
+        database="postgres",
+    )[0][0]
+
+
+def row_terminated_writes(setup: Setup, seconds: float = 8) -> Row:
+    """Row 6: every backend terminated every 0.4 s for `seconds` while 4 threads create keys
+    (POST /keys) and 2 rename the workspace (PATCH /workspace): no 500, nothing cut off, and
+    each key created has exactly one key.created audit row."""
+    stack = setup.stack
+    stack.serve()
+    statuses: dict[str, collections.Counter] = {
+        "POST /keys": collections.Counter(),
+        "PATCH /workspace": collections.Counter(),
+    }
+    answered_201: list[str] = []
+    unsure = 0  # 503s that say the change may have been made (the COMMIT's answer was lost)
+    lock = threading.Lock()
+    stop = threading.Event()
+    numbers = itertools.count()
+
+    def writer(kind: str) -> None:
+        nonlocal unsure
+        while not stop.is_set():
+            number = next(numbers)
+            port = stack.ports[number % len(stack.ports)]
+            if kind == "POST /keys":
+                name = f"row6-{number:05d}"
+                status, body = call(
+                    port,
+                    "/api/v1/keys",
+                    setup.admin_key,
+                    method="POST",
+                    body={"name": name, "scopes": ["products:read"]},
+                )
+            else:
+                name = ""
+                status, body = call(
+                    port,
+                    WORKSPACE_PATH,
+                    setup.admin_key,
+                    method="PATCH",
+                    body={"workspaceName": f"Fault Run {number}"},
+                )
+            with lock:
+                statuses[kind][status] += 1
+                if status == 201:
+                    answered_201.append(name)
+                if status == 503 and b"may or may not" in body:
+                    unsure += 1
+
+    threads = [
+        threading.Thread(target=writer, args=(kind,), daemon=True)
+        for kind in ["POST /keys"] * 4 + ["PATCH /workspace"] * 2
+    ]
+    for thread in threads:
+        thread.start()
+    terminated = rounds = 0
+    ends = time.monotonic() + seconds
+    while time.monotonic() < ends:
+        terminated += terminate_backends()
+        rounds += 1
+        time.sleep(0.4)
+    stop.set()
+    for thread in threads:
+        thread.join(30)
+    keys = query("SELECT count(*) FROM api_keys_apikey WHERE name LIKE 'row6-%%'")[0][0]
+    audited = query(
+        "SELECT count(*) FROM audit_auditevent WHERE action = 'key.created' "
+        "AND subject LIKE 'row6-%%'"
+    )[0][0]
+    all_statuses = statuses["POST /keys"] + statuses["PATCH /workspace"]
+    errors = sum(n for status, n in all_statuses.items() if status is not None and status >= 500)
+    unavailable = all_statuses.get(503, 0)
+    server_errors = errors - unavailable
+    cut = all_statuses.get(None, 0)
+    say(
+        f"row 6: {terminated} backends terminated in {rounds} rounds; POST /keys "
+        f"{dict(statuses['POST /keys'])}, PATCH /workspace {dict(statuses['PATCH /workspace'])}"
+        f"; keys {keys}, key.created rows {audited}, 201s {len(answered_201)}, unsure 503s "
+        f"{unsure}"
+    )
+    passed = (
+        server_errors == 0
+        and cut == 0
+        and keys == audited
+        and len(answered_201) <= keys <= len(answered_201) + unsure
+    )
+
+    def text(kind: str) -> str:
+        counts = statuses[kind]
+        return f"{kind} " + ", ".join(
+            f"{n} × {status or 'cut off'}" for status, n in sorted(counts.items(), key=str)
+        )
+
+    return Row(
+        "6",
+        f"every backend of the database terminated, {rounds} rounds over {seconds:g} s "
+        f"({terminated} backends), while 4 threads create keys and 2 rename the workspace",
+        f"{text('POST /keys')}; {text('PATCH /workspace')}; 5xx other than 503: "
+        f"{server_errors}; keys created {keys}, key.created rows {audited} "
+        f"({len(answered_201)} answered 201, {unsure} × 503 that may have made theirs)",
+        "0 × 500, 0 cut off; one key.created row a key",
+        "pass" if passed else "FAIL",
+    )
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * share))] if ordered else 0.0
+
+
+def row_reload(setup: Setup, bound: float = 2.0) -> Row:
+    """Row 7: SIGHUP to the first app server's master under load (6 threads on it); latency
+    before and after, requests cut off or past the client's 15 s timeout."""
+    stack = setup.stack
+    stack.serve()
+    secret = setup.key("row7-reader")
+    port = stack.ports[0]
+    master = stack.servers[0]
+    old_workers = set(stack.server_workers(0))
+    load = Load([port], secret, threads=6)
+    time.sleep(4)
+    reloaded = time.monotonic()
+    master.send_signal(signal.SIGHUP)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and set(stack.server_workers(0)) & old_workers:
+        time.sleep(0.1)  # until every old worker has stopped
+    swapped = time.monotonic() - reloaded
+    time.sleep(4)
+    load.stop()
+    with load.lock:
+        before = [d for sent, d in load.latencies if sent < reloaded]
+        after = [d for sent, d in load.latencies if sent >= reloaded - 1]
+    statuses = load.statuses()
+    cut = statuses.get(None, 0)
+    errors = sum(n for status, n in statuses.items() if status is not None and status >= 500)
+    late = sum(1 for d in after if d >= 15)
+    p99 = percentile(after, 0.99)
+    say(
+        f"row 7: old workers gone {swapped:.1f} s after SIGHUP; before p50 "
+        f"{percentile(before, 0.5) * 1000:.0f} ms p99 {percentile(before, 0.99) * 1000:.0f} "
+        f"ms; across the reload p50 {percentile(after, 0.5) * 1000:.0f} ms p99 "
+        f"{p99 * 1000:.0f} ms max {max(after, default=0) * 1000:.0f} ms; {dict(statuses)}"
+    )
+    passed = cut == 0 and errors == 0 and late == 0 and p99 <= bound and swapped < 30
+    return Row(
+        "7",
+        "SIGHUP (graceful reload) to an app server's master under 6 threads of requests",
+        f"latency before p50 {percentile(before, 0.5) * 1000:.0f} ms, p99 "
+        f"{percentile(before, 0.99) * 1000:.0f} ms; from 1 s before the reload until 4 s "
+        f"after its old workers stopped ({swapped:.1f} s): p50 "
+        f"{percentile(after, 0.5) * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms, max "
+        f"{max(after, default=0) * 1000:.0f} ms; {late} past 15 s, {cut} cut off, "
+        f"{errors} × 5xx of {sum(statuses.values())}",
+        f"0 past 15 s, 0 cut off, 0 × 5xx; p99 ≤ {bound * 1000:.0f} ms",
+        "pass" if passed else "FAIL",
+    )
+
+
 def table(rows: list[Row]) -> str:
     lines = ["| row | fault | figure | required | result |", "|---|---|---|---|---|"]
     for row in rows:
@@ -1031,19 +1212,35 @@ def table(rows: list[Row]) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", default="1,2,3,4,5", help="rows to run, e.g. 1,3")
+    parser.add_argument("--only", default="1,2,3,4,5,6,7", help="rows to run, e.g. 1,3")
     parser.add_argument("--requests", type=int, default=3000, help="row 3's requests (3000)")
+    parser.add_argument(
+        "--ports",
+        default="",
+        help="the ports to serve on: the three app servers' and the webhook receiver's, "
+        "e.g. 18001,18002,18003,18004 (default: free ones)",
+    )
     options = parser.parse_args()
     wanted = {part.strip() for part in options.only.split(",") if part.strip()}
-    if not wanted <= {"1", "2", "3", "4", "5"}:
-        parser.error("--only takes row numbers from 1 to 5")
+    if not wanted <= {"1", "2", "3", "4", "5", "6", "7"}:
+        parser.error("--only takes row numbers from 1 to 7")
+    ports: list[int] | None = None
+    if options.ports:
+        try:
+            ports = [int(part) for part in options.ports.split(",")]
+        except ValueError:
+            parser.error("--ports takes four port numbers separated by commas")
+        if len(ports) != SERVERS + 1 or len(set(ports)) != len(ports):
+            parser.error("--ports takes four different ports: three app servers, one receiver")
+        if taken := [port for port in ports if port_open(port)]:
+            parser.error(f"something already listens on {', '.join(map(str, taken))}")
     # SIGTERM and SIGHUP (timeout, a closed terminal) unwind like Ctrl-C: the cleanup runs.
     for number in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(number, lambda signum, _frame: sys.exit(128 + signum))
     rows: list[Row] = []
     setup = None
     try:
-        setup = set_up()
+        setup = set_up(ports)
         if "1" in wanted:
             rows.append(row_terminated_backends(setup))
         if "2" in wanted:
@@ -1055,6 +1252,10 @@ def main() -> int:
             rows.append(row_connections(setup))
         if "5" in wanted:
             rows.append(row_nat(setup))
+        if "6" in wanted:
+            rows.append(row_terminated_writes(setup))
+        if "7" in wanted:
+            rows.append(row_reload(setup))
     finally:
         if setup is not None:
             setup.stack.stop()

@@ -30,6 +30,7 @@ STATUS_BY_REASON = {
     "conflict": 409,
     "method-not-allowed": 405,
     "rate-limited": 429,
+    "unavailable": 503,
     "internal-error": 500,
 }
 
@@ -61,6 +62,8 @@ DEFAULT_MESSAGES = {
     "conflict": "The object is not in a state this operation applies to.",
     "method-not-allowed": "This method is not allowed here.",
     "rate-limited": "Too many requests with this key; slow down.",
+    "unavailable": "The database is briefly out of reach and nothing was changed: try again in "
+    "a few seconds (Retry-After).",
     "internal-error": "Something went wrong on our side; the request was not completed.",
 }
 

@@ -5,11 +5,15 @@ HTTP API (`config/api.py`), the OpenAPI document (`config/openapi.py`) and the M
 (`config/mcp.py`) are all built from that one list, so the three cannot drift apart.
 """
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from apps.common.retry import RETRY_AFTER_SECONDS, Unavailable, run_retried
 from apps.common.validation import InvalidInput
+
+from .errors import ApiFailure
 
 if TYPE_CHECKING:
     from apps.api_keys.models import ApiKey
@@ -153,10 +157,44 @@ class Operation:
     # False for operations that hand out a secret: secrets never pass through MCP.
     mcp: bool = True
 
+    def __post_init__(self) -> None:
+        # Every door runs an operation through `run`: a dropped connection is retried here.
+        object.__setattr__(self, "run", _retried(self.run))
+
     @property
     def operation_id(self) -> str:
         first, *rest = self.name.split("_")
         return first + "".join(word.title() for word in rest)
+
+
+UNSURE = (
+    "The database dropped the connection as the change was being committed, so it may or may "
+    "not have been made: read it back before trying again."
+)
+
+
+def _retried(
+    run: Callable[[Call, dict[str, Any], Any], dict[str, Any]],
+) -> Callable[[Call, dict[str, Any], Any], dict[str, Any]]:
+    """`run`, once more on a fresh connection when the database dropped the first one before
+    anything was committed (the key and workspace read again, the body as it came); when that
+    fails too, or the drop came with the COMMIT, 503 `unavailable` with Retry-After."""
+
+    def attempt(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]:
+        def reload() -> None:
+            call.key.refresh_from_db()
+            call.workspace.refresh_from_db()
+
+        try:
+            return run_retried(lambda: run(call, params, copy.deepcopy(body)), before_retry=reload)
+        except Unavailable as error:
+            raise ApiFailure(
+                "unavailable",
+                UNSURE if error.unsure else None,
+                Retry_After=str(RETRY_AFTER_SECONDS),
+            ) from error
+
+    return attempt
 
 
 class NotFound(Exception):

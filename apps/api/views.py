@@ -17,8 +17,11 @@ def not_found(request: HttpRequest, rest: str = "") -> JsonResponse:
 def health(request: HttpRequest) -> JsonResponse:
     """For load balancers and operators: each part's state in the body.
 
-    503 when the database does not answer (nothing works without it); 200 with status
-    "degraded" when only Redis is down, since the API keeps serving with per-process limits.
+    503 when the database does not answer (nothing works without it), or when the static
+    files were never collected (every dashboard page would fail: the release is not complete,
+    and a load balancer or a deploy's health gate should not send anyone to it); 200 with
+    status "degraded" when only Redis is down, since the API keeps serving with per-process
+    limits.
     """
     try:
         with connection.cursor() as cursor:
@@ -29,19 +32,32 @@ def health(request: HttpRequest) -> JsonResponse:
         database = "down"
     redis = redis_status()
     queue = _queue_status() if database == "ok" else {}
-    if database != "ok":
+    static = _static_status()
+    if database != "ok" or static != "ok":
         status = "unavailable"
     elif redis not in ("ok", "not configured") or queue.get("state") != "ok":
         status = "degraded"
     else:
         status = "ok"
     body = {"status": status, "database": database, "redis": redis, "queue": queue}
-    response = JsonResponse(body, status=503 if database != "ok" else 200)
+    body["static"] = static
+    response = JsonResponse(body, status=503 if status == "unavailable" else 200)
     response["Cache-Control"] = "no-store"
     return response
 
 
 QUEUE_LATE_SECONDS = 120
+NOT_COLLECTED = "not collected: run manage.py collectstatic, then restart"
+
+
+def _static_status() -> str:
+    """Whether the pages can name their static files: with a manifest storage (DEBUG off),
+    the manifest `collectstatic` writes, as this process read it when it started."""
+    from django.contrib.staticfiles.storage import staticfiles_storage
+
+    if hasattr(staticfiles_storage, "hashed_files") and not staticfiles_storage.hashed_files:
+        return NOT_COLLECTED
+    return "ok"
 
 
 def _queue_status() -> dict[str, object]:

@@ -1,8 +1,13 @@
-"""Headers every dashboard page carries."""
+"""Headers every dashboard page carries, and a dropped database connection answered with a
+page saying to try again rather than a 500."""
 
 from collections.abc import Callable
+from typing import Any
 
 from django.http import HttpRequest, HttpResponse
+from django.template.loader import render_to_string
+
+from .retry import RETRY_AFTER_SECONDS, Unavailable, run_retried
 
 # Only the app's own scripts and styles: no inline script or style, no eval, nothing from
 # elsewhere. `data:` images are the QR codes of the authenticator set-up.
@@ -37,3 +42,48 @@ def content_security_policy(
         return response
 
     return middleware
+
+
+def database_retry(
+    get_response: Callable[[HttpRequest], HttpResponse],
+) -> Callable[[HttpRequest], HttpResponse]:
+    """Run a dashboard view once more on a fresh connection when the database dropped the
+    first one before anything was committed (apps/common/retry.py); when that fails too, or the
+    drop came with the COMMIT, a 503 page saying to try again, with Retry-After. Last in
+    MIDDLEWARE: every other middleware's process_view has run (CSRF included)."""
+
+    def middleware(request: HttpRequest) -> HttpResponse:
+        return get_response(request)
+
+    def process_view(
+        request: HttpRequest, view: Callable[..., HttpResponse], args: Any, kwargs: Any
+    ) -> HttpResponse:
+        try:
+            return run_retried(lambda: view(request, *args, **kwargs), before_retry=_kept(request))
+        except Unavailable as error:
+            # A page of its own: base.html asks the database (the navigation's counts).
+            page = render_to_string("503.html", {"unsure": error.unsure})
+            response = HttpResponse(page, status=503)
+            response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+            return response
+
+    middleware.process_view = process_view  # type: ignore[attr-defined]
+    return middleware
+
+
+def _kept(request: HttpRequest) -> Callable[[], None]:
+    """What puts the request's session and queued messages back as they were before the view,
+    for its second run (a create form's one-time token, consumed by the first, included)."""
+    session = getattr(request, "session", None)
+    saved = dict(session.items()) if session is not None else {}
+    storage = getattr(request, "_messages", None)
+    queued = list(getattr(storage, "_queued_messages", []))
+
+    def restore() -> None:
+        if session is not None:
+            session.clear()
+            session.update(saved)
+        if storage is not None:
+            storage._queued_messages[:] = queued
+
+    return restore

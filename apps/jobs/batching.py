@@ -21,18 +21,14 @@ from dataclasses import dataclass, field
 from traceback import format_exception
 from typing import TYPE_CHECKING, Any
 
-from django.db import (
-    DatabaseError,
-    OperationalError,
-    close_old_connections,
-    connections,
-    transaction,
-)
+from django.db import OperationalError, close_old_connections, transaction
 from django.utils import timezone
 from django_tasks_db.compat import TaskContext, TaskResultStatus, task_finished, task_started
 from django_tasks_db.management.commands import db_worker
 from django_tasks_db.models import DBTaskResult
 from django_tasks_db.utils import exclusive_transaction, is_locked_database_exception
+
+from apps.common.retry import connection_lost
 
 if TYPE_CHECKING:
     Row = DBTaskResult[..., Any]
@@ -51,20 +47,17 @@ _writes: ContextVar[list[Callable[[], object]] | None] = ContextVar("task_writes
 def after_task(write: Callable[[], object]) -> None:
     """Run `write` (database writes only) in the transaction that records the running task as
     done, under `manage.py worker`; elsewhere (another worker, no task) at once, in a transaction
-    of its own. Its rows are not visible before the task's result is written."""
+    of its own. Its rows are not visible before the task's result is written.
+
+    Under the worker it runs again whenever that transaction did not commit (a backend
+    terminated, another task's write failed): it must set afresh whatever it writes, and not
+    trust what an earlier run left on its objects (a primary key whose INSERT was rolled back)."""
     pending = _writes.get()
     if pending is None:
         with transaction.atomic():
             write()
     else:
         pending.append(write)
-
-
-def connection_lost(error: BaseException) -> bool:
-    """Whether `error` is the database going away (rather than a task's own mistake)."""
-    if not isinstance(error, DatabaseError):
-        return False
-    return not connections[DBTaskResult.objects.db].is_usable()
 
 
 @dataclass

@@ -105,10 +105,10 @@ def _deliver_new(delivery: WebhookDelivery) -> None:
     endpoint = delivery.endpoint
     if not endpoint.enabled:
         delivery.status, delivery.next_attempt_at = WebhookDelivery.Status.FAILED, None
-        after_task(delivery.save)
+        after_task(lambda: delivery.save(force_insert=True))
         return
     attempt = _send(delivery, endpoint, now, None)
-    after_task(lambda: _record(delivery, endpoint, attempt, now, False))
+    after_task(lambda: _record(delivery, endpoint, attempt, now, False, new=True))
 
 
 def _send(
@@ -170,8 +170,13 @@ def _record(
     attempt: WebhookAttempt,
     now: datetime,
     manual: bool,
+    *,
+    new: bool = False,
 ) -> None:
-    new = delivery.pk is None  # its first attempt (_deliver_new): inserted as it ends up
+    """Write an attempt and what it makes of its delivery: a task's write (`after_task`), which
+    runs again if its transaction did not commit, so it inserts whatever a rolled-back run left
+    a primary key on. `new`: the delivery's first attempt (_deliver_new), its row inserted as it
+    ends up."""
     delivery.attempts = attempt.number
     delivery.locked_until = None
     if attempt.succeeded:
@@ -188,10 +193,11 @@ def _record(
             delivery.status, delivery.next_attempt_at = WebhookDelivery.Status.FAILED, None
         _note_failure(endpoint, now)
     if new:
-        delivery.save()
+        delivery.save(force_insert=True)
     else:
         delivery.save(update_fields=["attempts", "locked_until", "status", "next_attempt_at"])
-    attempt.save()
+    attempt.delivery = delivery  # its id as inserted now
+    attempt.save(force_insert=True)
 
 
 def _note_failure(endpoint: WebhookEndpoint, now: datetime) -> None:

@@ -116,6 +116,7 @@ def test_with_redis_down_the_api_serves_and_healthz_says_degraded(
         "database": "ok",
         "redis": "ok",
         "queue": queue,
+        "static": "ok",
     }
     stop()
     caplog.set_level("WARNING")

@@ -54,9 +54,10 @@ def keep_alive(stop: threading.Event, worker_id: str, every: float | None = None
                     schedule_ensure()
             except DatabaseError as error:
                 logger.warning("Task worker heartbeat: database unavailable (%s).", error)
-                connections.close_all()  # this thread's connection: a new one next time
             finally:
-                close_old_connections()
+                # This thread's connection, closed after each beat: a worker holds one
+                # connection (its tasks'), and the heartbeat's only for its moment.
+                connections.close_all()
             beats += 1
             stop.wait(beat_every)
     finally:

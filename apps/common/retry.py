@@ -1,0 +1,108 @@
+"""A database connection that drops under a request (a restart, a failover, a terminated
+backend): whatever ran before the COMMIT is run again, once, on a fresh connection; a second
+drop, or one after a COMMIT was sent (its outcome unknown), is `Unavailable`, which the API
+answers 503 `unavailable` and the dashboard with a page saying to try again, both with
+Retry-After. Never a 500 (issue 42; docs/operations.md, "What each part's failure costs")."""
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+from django.db import (
+    DEFAULT_DB_ALIAS,
+    DatabaseError,
+    InterfaceError,
+    InternalError,
+    OperationalError,
+    connections,
+)
+from django.db.backends.base.base import BaseDatabaseWrapper
+
+T = TypeVar("T")
+
+RETRY_AFTER_SECONDS = 2
+# The SQLSTATEs of a connection that went away: class 08 (connection exception), and a backend
+# terminated or shutting down (57P01 admin shutdown, 57P02 crash shutdown, 57P03 cannot connect).
+GONE_STATES = ("08", "57P01", "57P02", "57P03")
+# Statements that change nothing: outside a transaction, any other one commits as it runs.
+READS = ("SELECT", "SHOW", "EXPLAIN", "VALUES")
+
+
+class Unavailable(Exception):
+    """The database dropped the connection again on the retry, or after a COMMIT was sent
+    (`unsure`: the change may have been made)."""
+
+    def __init__(self, message: str, *, unsure: bool) -> None:
+        super().__init__(message)
+        self.unsure = unsure
+
+
+def connection_lost(error: BaseException, using: str = DEFAULT_DB_ALIAS) -> bool:
+    """Whether `error` is the database going away (rather than a mistake of the code): the
+    server's SQLSTATE says so, or the driver failed without an answer from the server (a socket
+    closed; through PgBouncer, a COMMIT answered twice), or the connection no longer answers.
+    The error decides first: asking the connection afterwards is no proof, as Django drops a
+    connection whose ROLLBACK failed and opens a new one, and PgBouncer hands out another
+    server, so that the question is answered."""
+    if not isinstance(error, DatabaseError):
+        return False
+    cause = error.__cause__
+    state = getattr(cause, "sqlstate", None)  # psycopg's errors have one; SQLite's do not
+    if state:
+        return str(state).startswith(GONE_STATES)
+    if hasattr(cause, "sqlstate") and isinstance(
+        error, (OperationalError, InterfaceError, InternalError)
+    ):
+        return True  # psycopg's own error: nothing the server said
+    if isinstance(error, InterfaceError):
+        return True
+    return not connections[using].is_usable()
+
+
+@contextmanager
+def _commits_watched(connection: BaseDatabaseWrapper) -> Iterator[list[bool]]:
+    """`[True]` once `connection` sent a COMMIT, or a write outside a transaction (which commits
+    as it runs): from then on a dropped connection leaves the outcome unknown."""
+    sent = [False]
+    commit = connection.commit
+    had = connection.__dict__.get("commit")  # a watch around this one
+
+    def watched_commit() -> None:
+        sent[0] = True
+        commit()
+
+    def statement(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        if not connection.in_atomic_block and not sql.lstrip().upper().startswith(READS):
+            sent[0] = True
+        return execute(sql, params, many, context)
+
+    connection.commit = watched_commit  # type: ignore[method-assign]
+    try:
+        with connection.execute_wrapper(statement):
+            yield sent
+    finally:
+        if had is None:
+            del connection.commit  # the class's own again
+        else:
+            connection.commit = had  # type: ignore[method-assign]
+
+
+def run_retried(work: Callable[[], T], *, before_retry: Callable[[], object] = lambda: None) -> T:
+    """`work()`; if the connection drops before anything was committed, `before_retry()` (reload
+    what the first run may have changed in memory) and `work()` once more on a fresh connection.
+    Raises Unavailable when that fails too, or when the drop came after a COMMIT was sent."""
+    connection = connections[DEFAULT_DB_ALIAS]
+    for attempt in (1, 2):
+        try:
+            with _commits_watched(connection) as sent:
+                if attempt == 2:
+                    before_retry()
+                return work()
+        except DatabaseError as error:
+            if not connection_lost(error):
+                raise
+            nested = connection.in_atomic_block  # a caller's transaction: not ours to run again
+            connection.close()  # the next query opens a fresh one
+            if sent[0] or nested or attempt == 2:
+                raise Unavailable(str(error).strip()[:200], unsure=sent[0]) from error
+    raise AssertionError("unreachable")  # the second attempt returns or raises

@@ -1,0 +1,126 @@
+"""A database connection dropped under a write (issue 42, item 4): before the COMMIT, the
+operation runs once more on a fresh connection and the change is made exactly once; dropped
+again, or at the COMMIT itself (its outcome unknown), the API answers 503 `unavailable` with
+Retry-After and the dashboard a page saying to try again, never a 500. The backend is
+terminated with pg_terminate_backend from another connection inside the service's transaction,
+directly on PostgreSQL and through PgBouncer."""
+
+import re
+from contextlib import contextmanager
+from unittest import mock
+
+import pytest
+from django.db import connection
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models.signals import post_save
+
+from apps.api.scopes import EVERY_SCOPE
+from apps.api_keys.models import ApiKey
+from apps.audit.models import AuditEvent
+from tests.conftest import auth
+from tests.factories import make_key
+from tests.webhooks.test_terminated_backends import terminate
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+
+BODY = {"name": "bot", "scopes": ["products:read"]}
+
+
+def own_backend() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")  # inside a transaction: the server it holds
+        return cursor.fetchone()[0]
+
+
+@contextmanager
+def terminated_when_saved(name: str, times: int):
+    """The backend of the transaction that saves the key `name` is terminated right after its
+    INSERT, the first `times` times; yields the list of backends terminated."""
+    ended: list[int] = []
+
+    def hook(sender, instance, created, **kwargs):
+        if instance.name == name and created and len(ended) < times:
+            ended.append(own_backend())
+            terminate(ended[-1])
+
+    post_save.connect(hook, sender=ApiKey, weak=False)
+    try:
+        yield ended
+    finally:
+        post_save.disconnect(hook, sender=ApiKey)
+
+
+def created_rows(name: str) -> tuple[int, int]:
+    keys = ApiKey.objects.filter(name=name)
+    events = AuditEvent.objects.filter(action="key.created", subject__contains=name)
+    return keys.count(), events.count()
+
+
+def post_key(client, secret: str):
+    return client.post("/api/v1/keys", BODY, content_type="application/json", **auth(secret))
+
+
+def test_a_write_whose_connection_drops_once_is_made_once_on_a_fresh_connection(client):
+    secret = make_key(scopes=EVERY_SCOPE).secret
+    with terminated_when_saved("bot", times=1) as ended:
+        answer = post_key(client, secret)
+    assert len(ended) == 1
+    assert answer.status_code == 201, answer.content
+    assert created_rows("bot") == (1, 1)  # one key, one key.created row
+
+
+def test_a_write_whose_connection_drops_twice_is_503_with_retry_after_and_nothing_written(
+    client,
+):
+    secret = make_key(scopes=EVERY_SCOPE).secret
+    with terminated_when_saved("bot", times=2) as ended:
+        answer = post_key(client, secret)
+    assert len(ended) == 2
+    assert answer.status_code == 503, answer.content
+    assert answer.json()["error"] == "unavailable"
+    assert "try again" in answer.json()["message"]
+    assert int(answer["Retry-After"]) >= 1
+    assert created_rows("bot") == (0, 0)
+    assert post_key(client, secret).status_code == 201  # the database is back: it works
+
+
+def test_a_connection_dropped_at_the_commit_is_503_without_a_retry(client):
+    secret = make_key(scopes=EVERY_SCOPE).secret
+    commit = BaseDatabaseWrapper._commit
+    ended: list[int] = []
+
+    def commit_cut(self):
+        if not ended:  # the request's first COMMIT: the service's transaction's
+            ended.append(own_backend())
+            terminate(ended[-1])
+        return commit(self)
+
+    with mock.patch.object(BaseDatabaseWrapper, "_commit", commit_cut):
+        answer = post_key(client, secret)
+    assert len(ended) == 1  # not run again: the first COMMIT's outcome was unknown
+    assert answer.status_code == 503, answer.content
+    assert answer.json()["error"] == "unavailable"
+    assert "may or may not have been made" in answer.json()["message"]
+    assert answer["Retry-After"]
+
+
+def test_the_dashboard_answers_a_page_saying_to_try_again_not_a_500(client):
+    created = make_key()
+    client.force_login(created.key.user)
+    page = client.get("/integrations/api/new/").content.decode()
+    token = re.search(r'name="form_token" value="([^"]+)"', page).group(1)
+    form = {"name": "bot", "expiry": "365", "scopes": ["products:read"], "form_token": token}
+    with terminated_when_saved("bot", times=1):
+        answer = client.post("/integrations/api/new/", form)
+    assert answer.status_code == 200  # retried on a fresh connection: the secret is shown
+    assert created_rows("bot") == (1, 1)
+    form["name"] = "bot2"
+    form["form_token"] = re.search(
+        r'name="form_token" value="([^"]+)"', client.get("/integrations/api/new/").content.decode()
+    ).group(1)
+    with terminated_when_saved("bot2", times=2):
+        answer = client.post("/integrations/api/new/", form)
+    assert answer.status_code == 503
+    assert "try again" in answer.content.decode().lower()
+    assert answer["Retry-After"]
+    assert created_rows("bot2") == (0, 0)
