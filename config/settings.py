@@ -7,10 +7,11 @@ with development-only secrets; production sets DEBUG=false and real secrets.
 import os
 from pathlib import Path
 
-import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from .database_settings import database_settings
 from .env import env_bool, env_int, env_list, env_secret
+from .log_settings import log_settings
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -106,33 +107,11 @@ TEMPLATES = [
     },
 ]
 
-DATABASES = {
-    "default": dj_database_url.parse(
-        os.environ.get("DATABASE_URL") or f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
-        conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60),
-        # A reused connection is checked (one SELECT 1) before a request's first query, so a
-        # database restart costs no failed request; false saves that round trip.
-        conn_health_checks=env_bool("DATABASE_CONN_HEALTH_CHECKS", True),
-    )
-}
+DATABASES = {"default": database_settings(os.environ.get("DATABASE_URL", ""), BASE_DIR)}
 # The key lookup runs as a prepared statement on PostgreSQL (planned once per connection). Turn
 # this off behind a transaction-pooling PgBouncer older than 1.21, which cannot keep prepared
 # statements.
 DATABASE_PREPARED_LOOKUP = env_bool("DATABASE_PREPARED_LOOKUP", True)
-if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # The embedded default serves concurrent readers and writers without "database is locked":
-    # WAL lets readers run beside the one writer, IMMEDIATE transactions take the write lock at
-    # BEGIN (so no reader has to upgrade to a writer mid-transaction and fail at once), and
-    # the busy timeout makes a writer wait for the lock instead of failing.
-    DATABASES["default"]["OPTIONS"] = {
-        "transaction_mode": "IMMEDIATE",
-        "timeout": env_int("SQLITE_BUSY_TIMEOUT_SECONDS", 20),
-        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-    }
-    # Tests use a file too (not Django's shared in-memory database, which has table locks of its
-    # own), so the concurrency tests exercise the same SQLite set-up as a real server.
-    (BASE_DIR / "var").mkdir(exist_ok=True)
-    DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / "var" / "test-db.sqlite3")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
@@ -224,22 +203,16 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
-        "BACKEND": (
-            "django.contrib.staticfiles.storage.StaticFilesStorage"
-            if DEBUG
-            else "whitenoise.storage.CompressedManifestStaticFilesStorage"
-        )
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
+        if DEBUG
+        else "whitenoise.storage.CompressedManifestStaticFilesStorage"
     },
 }
 
 # In development every e-mail is a file in var/mail/, listed with clickable links at /dev/mail/
 # (DEBUG only); production sets EMAIL_BACKEND to SMTP (see .env.example).
-EMAIL_BACKEND = os.environ.get(
-    "EMAIL_BACKEND",
-    "django.core.mail.backends.filebased.EmailBackend"
-    if DEBUG
-    else "django.core.mail.backends.console.EmailBackend",
-)
+_MAIL_BACKEND = "django.core.mail.backends." + ("filebased" if DEBUG else "console")
+EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", _MAIL_BACKEND + ".EmailBackend")
 EMAIL_FILE_PATH = os.environ.get("EMAIL_FILE_PATH", str(BASE_DIR / "var" / "mail"))
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "Gatehouse <noreply@localhost>")
 
@@ -321,36 +294,4 @@ if not DEBUG:
 if DEBUG or not globals().get("SECURE_SSL_REDIRECT", False):
     os.environ.setdefault("AUTHLIB_INSECURE_TRANSPORT", "1")
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    # Every handler carries it (tests/common/test_logging.py checks): no line holds a secret.
-    "filters": {"redact_secrets": {"()": "apps.common.logging.RedactSecrets"}},
-    "handlers": {
-        "console": {
-            "class": "logging.StreamHandler",
-            "formatter": "plain",
-            "filters": ["redact_secrets"],
-        }
-    },
-    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {
-        # The development server's access log: a key sent in a URL never reaches it.
-        "django.server": {
-            "handlers": ["console"],
-            "level": "INFO",
-            "propagate": False,
-            "filters": ["redact_secrets"],
-        },
-        # Django's own defaults (a console handler while DEBUG, mail_admins) are replaced: its
-        # records go to ours, through the redaction filter, like every other.
-        "django": {"handlers": [], "level": "INFO", "propagate": True},
-        # The MCP SDK logs two INFO lines per stateless request (its session manager starting
-        # and stopping) and httpx2 one per call: noise at this volume, so warnings only. httpx
-        # logs each webhook delivery's full URL, which may hold the receiver's own token:
-        # apps.webhooks logs each delivery instead, by host. django_tasks logs every task's
-        # start and end at INFO: the worker's log would be nothing else.
-        **{name: {"level": "WARNING"} for name in ("mcp", "httpx2", "httpx", "django_tasks")},
-    },
-}
+LOGGING = log_settings(os.environ.get("LOG_LEVEL", "INFO"))

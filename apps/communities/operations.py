@@ -2,6 +2,7 @@
 
 from typing import Any
 
+from apps.api.collections import collection_operations
 from apps.api.http import iso_time
 from apps.api.operations import (
     LIMIT,
@@ -11,7 +12,6 @@ from apps.api.operations import (
     Operation,
     Param,
     body_fields,
-    collection_operations,
     list_schema,
     object_schema,
 )

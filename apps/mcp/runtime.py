@@ -6,9 +6,8 @@ Starting the SDK's Streamable HTTP session manager on a fresh event loop cost ab
 - Plain calls (`tools/list`, `tools/call`, `ping`): `mcp_answer_one` hands the message to the
   SDK's single-exchange kernel (`serve_one`, what its transport runs for each message) on the
   request thread's own event loop, kept between requests. The SDK validates the call and calls
-  the tool's handler; the handler asks for the operation to be run, and the loop steps aside
-  (it stops, the request's thread runs the operation with no loop running, then the loop goes
-  on): one thread, no hand-off.
+  the tool's handler; the handler asks for the operation to be run, and the loop steps aside (it
+  stops, the request's thread runs the operation with no loop running, then goes on).
 - Everything else (`initialize`, notifications, what the kernel refuses): `mcp_answer` gives it
   to the SDK's whole transport. Each process starts, on its first MCP request, a daemon thread
   running one asyncio loop, and in it one stateless session manager serving one `Server`. The

@@ -2,8 +2,9 @@
 
 from typing import Any
 
+from apps.api.collections import collection_operations
 from apps.api.http import iso_time
-from apps.api.operations import Call, body_fields, collection_operations, object_schema
+from apps.api.operations import Call, body_fields, object_schema
 from apps.api.schemas import date_time, single_line_text
 from apps.api_keys.choosable import limited_to_key, note_reached
 

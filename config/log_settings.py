@@ -1,0 +1,40 @@
+"""Django's LOGGING, built here to keep settings.py to what an operator sets."""
+
+from typing import Any
+
+
+def log_settings(level: str) -> dict[str, Any]:
+    """One console handler at `level`, every record through the secret redaction filter."""
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+        # Every handler carries it (tests/common/test_logging.py checks): no line holds a secret.
+        "filters": {"redact_secrets": {"()": "apps.common.logging.RedactSecrets"}},
+        "handlers": {
+            "console": {
+                "class": "logging.StreamHandler",
+                "formatter": "plain",
+                "filters": ["redact_secrets"],
+            }
+        },
+        "root": {"handlers": ["console"], "level": level},
+        "loggers": {
+            # The development server's access log: a key sent in a URL never reaches it.
+            "django.server": {
+                "handlers": ["console"],
+                "level": "INFO",
+                "propagate": False,
+                "filters": ["redact_secrets"],
+            },
+            # Django's own defaults (a console handler while DEBUG, mail_admins) are replaced: its
+            # records go to ours, through the redaction filter, like every other.
+            "django": {"handlers": [], "level": "INFO", "propagate": True},
+            # The MCP SDK logs two INFO lines per stateless request (its session manager starting
+            # and stopping) and httpx2 one per call: noise at this volume, so warnings only. httpx
+            # logs each webhook delivery's full URL, which may hold the receiver's own token:
+            # apps.webhooks logs each delivery instead, by host. django_tasks logs every task's
+            # start and end at INFO: the worker's log would be nothing else.
+            **{name: {"level": "WARNING"} for name in ("mcp", "httpx2", "httpx", "django_tasks")},
+        },
+    }
