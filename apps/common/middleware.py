@@ -2,12 +2,21 @@
 page saying to try again rather than a 500."""
 
 from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass
 from typing import Any
 
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
 
-from .retry import RETRY_AFTER_SECONDS, Unavailable, run_retried
+from .retry import (
+    RETRY_AFTER_SECONDS,
+    Unavailable,
+    commits_watched,
+    connection_lost,
+    run_retried,
+)
 
 # Only the app's own scripts and styles: no inline script or style, no eval, nothing from
 # elsewhere. `data:` images are the QR codes of the authenticator set-up.
@@ -50,16 +59,42 @@ def database_retry(
     """Run a dashboard view once more on a fresh connection when the database dropped the
     first one before anything was committed (apps/common/retry.py); when that fails too, or the
     drop came with the COMMIT, a 503 page saying to try again, with Retry-After. Last in
-    MIDDLEWARE: every other middleware's process_view has run (CSRF included)."""
+    MIDDLEWARE: every other middleware's process_view has run (CSRF included), and its
+    process_exception is asked first, so any other exception of the view still reaches the
+    middleware that answers it (allauth's re-authentication, say)."""
 
     def middleware(request: HttpRequest) -> HttpResponse:
-        return get_response(request)
+        try:
+            return get_response(request)
+        finally:
+            watched = vars(request).pop("gatehouse_view_watch", None)
+            if watched is not None:
+                watched.stack.close()
 
     def process_view(
         request: HttpRequest, view: Callable[..., HttpResponse], args: Any, kwargs: Any
-    ) -> HttpResponse:
+    ) -> None:
+        stack = ExitStack()
+        sent = stack.enter_context(commits_watched(connections[DEFAULT_DB_ALIAS]))
+        again = _kept(request)
+        vars(request)["gatehouse_view_watch"] = _Watch(
+            stack, sent, lambda: view(request, *args, **kwargs), again
+        )
+
+    def process_exception(request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        watched = vars(request).pop("gatehouse_view_watch", None)
+        if watched is None or not connection_lost(exception):
+            if watched is not None:
+                vars(request)["gatehouse_view_watch"] = watched
+            return None
+        watched.stack.close()
+        connection = connections[DEFAULT_DB_ALIAS]
+        nested = connection.in_atomic_block
+        connection.close()  # the next query opens a fresh one
         try:
-            return run_retried(lambda: view(request, *args, **kwargs), before_retry=_kept(request))
+            if watched.sent[0] or nested:
+                raise Unavailable(str(exception)[:200], unsure=watched.sent[0])
+            return run_retried(watched.run, before_retry=watched.again, attempts=(2,))
         except Unavailable as error:
             # A page of its own: base.html asks the database (the navigation's counts).
             page = render_to_string("503.html", {"unsure": error.unsure})
@@ -68,7 +103,19 @@ def database_retry(
             return response
 
     middleware.process_view = process_view  # type: ignore[attr-defined]
+    middleware.process_exception = process_exception  # type: ignore[attr-defined]
     return middleware
+
+
+@dataclass
+class _Watch:
+    """A dashboard view's first run: whether it sent a COMMIT, how to run it again, and what
+    puts the request back as it was before it."""
+
+    stack: ExitStack
+    sent: list[bool]
+    run: Callable[[], HttpResponse]
+    again: Callable[[], None]
 
 
 def _kept(request: HttpRequest) -> Callable[[], None]:

@@ -60,7 +60,7 @@ def connection_lost(error: BaseException, using: str = DEFAULT_DB_ALIAS) -> bool
 
 
 @contextmanager
-def _commits_watched(connection: BaseDatabaseWrapper) -> Iterator[list[bool]]:
+def commits_watched(connection: BaseDatabaseWrapper) -> Iterator[list[bool]]:
     """`[True]` once `connection` sent a COMMIT, or a write outside a transaction (which commits
     as it runs): from then on a dropped connection leaves the outcome unknown."""
     sent = [False]
@@ -87,14 +87,20 @@ def _commits_watched(connection: BaseDatabaseWrapper) -> Iterator[list[bool]]:
             connection.commit = had  # type: ignore[method-assign]
 
 
-def run_retried(work: Callable[[], T], *, before_retry: Callable[[], object] = lambda: None) -> T:
+def run_retried(
+    work: Callable[[], T],
+    *,
+    before_retry: Callable[[], object] = lambda: None,
+    attempts: tuple[int, ...] = (1, 2),
+) -> T:
     """`work()`; if the connection drops before anything was committed, `before_retry()` (reload
     what the first run may have changed in memory) and `work()` once more on a fresh connection.
-    Raises Unavailable when that fails too, or when the drop came after a COMMIT was sent."""
+    Raises Unavailable when that fails too, or when the drop came after a COMMIT was sent.
+    `attempts=(2,)` runs only the second attempt, for a caller that saw the first one fail."""
     connection = connections[DEFAULT_DB_ALIAS]
-    for attempt in (1, 2):
+    for attempt in attempts:
         try:
-            with _commits_watched(connection) as sent:
+            with commits_watched(connection) as sent:
                 if attempt == 2:
                     before_retry()
                 return work()
