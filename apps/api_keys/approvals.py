@@ -145,7 +145,7 @@ def api_key_request_approval(key: ApiKey, actor: Actor) -> None:
 
 
 def waiting_list_url() -> str:
-    return settings.SITE_URL + reverse("api_keys:waiting")
+    return settings.SITE_URL + reverse("key_pages:waiting")
 
 
 def _owner_emails(workspace: Workspace, *, besides: int | None = None) -> list[str]:

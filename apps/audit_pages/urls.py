@@ -2,7 +2,7 @@ from django.urls import path
 
 from . import views
 
-app_name = "audit"
+app_name = "audit_pages"
 
 urlpatterns = [
     path("", views.audit_log, name="log"),

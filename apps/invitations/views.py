@@ -76,7 +76,7 @@ def invitation_open(request: HttpRequest, token: str) -> HttpResponse:
         messages.success(request, f"You are now {invitation.place}.")
         if membership.role == Membership.Role.MEMBER:
             return redirect("portal:home")
-        return redirect("api_keys:list")
+        return redirect("key_pages:list")
     return render(request, "invitations/open.html", {"invitation": invitation})
 
 

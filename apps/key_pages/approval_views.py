@@ -39,7 +39,7 @@ def approvals_nav(membership: Membership) -> list[dict[str, Any]]:
     return [
         {
             "label": "Approvals",
-            "url": reverse("api_keys:waiting"),
+            "url": reverse("key_pages:waiting"),
             "count": waiting,
             "count_label": f"{waiting} waiting for your approval",
         }
@@ -70,8 +70,8 @@ def _back(request: WorkspaceRequest) -> str:
     """Where to return: a key's page when the decision was made there, else the list."""
     key_id = parse_id(request.POST.get("from_key", ""))
     if key_id is not None:
-        return reverse("api_keys:detail", args=[key_id])
-    return reverse("api_keys:waiting")
+        return reverse("key_pages:detail", args=[key_id])
+    return reverse("key_pages:waiting")
 
 
 @require_http_methods(["POST"])

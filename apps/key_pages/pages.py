@@ -67,7 +67,7 @@ class KeyPages:
         }
 
 
-DASHBOARD = KeyPages(namespace="api_keys", member=False, try_endpoint="api:workspace")
+DASHBOARD = KeyPages(namespace="key_pages", member=False, try_endpoint="api:workspace")
 PORTAL = KeyPages(
     namespace="portal",
     member=True,

@@ -2,7 +2,7 @@ from django.urls import path
 
 from . import approval_views, key_views, views
 
-app_name = "api_keys"
+app_name = "key_pages"
 
 urlpatterns = [
     path("", views.key_list, name="list"),

@@ -35,7 +35,7 @@ def navigation(request: HttpRequest) -> dict[str, Any]:
         ]
     else:
         items = [
-            {"label": "API keys", "url": reverse("api_keys:list")},
+            {"label": "API keys", "url": reverse("key_pages:list")},
             {"label": "Connected apps", "url": reverse("oauth:connected_apps")},
             {"label": "Communities", "url": reverse("communities:list")},
         ]
@@ -50,7 +50,7 @@ def navigation(request: HttpRequest) -> dict[str, Any]:
             {"label": "Team", "url": reverse("team:list")},
             {"label": "Usage", "url": reverse("usage:page")},
             {"label": "Logs", "url": reverse("request_log:page")},
-            {"label": "Audit", "url": reverse("audit:log")},
+            {"label": "Audit", "url": reverse("audit_pages:log")},
         ]
     # The item whose address matches most of the path is the current one (Approvals, not API
     # keys, on /integrations/api/waiting/).

@@ -65,4 +65,4 @@ def home(request: HttpRequest) -> HttpResponse:
         return render(request, "accounts/no_workspace.html", status=403)
     if membership.role == Membership.Role.MEMBER:
         return redirect("portal:home")
-    return redirect("api_keys:list")
+    return redirect("key_pages:list")
