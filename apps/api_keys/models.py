@@ -114,6 +114,7 @@ class ApiKey(models.Model):
     denial_reason = models.CharField(max_length=500, blank=True, default="")
 
     objects = ApiKeyQuerySet.as_manager()
+    called_with_previous_secret = False  # never stored: this request presented a rolled secret
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -247,15 +248,13 @@ class ApiKey(models.Model):
 
     @property
     def unused_objects(self) -> dict[str, list[int]]:
-        if self.state != ApiKeyState.ACTIVE:
-            return {}
-        return self.unused_objects_at(timezone.now())
+        active = self.state == ApiKeyState.ACTIVE
+        return self.unused_objects_at(timezone.now()) if active else {}
 
     @property
     def unused_scopes(self) -> list[str]:
-        if self.state != ApiKeyState.ACTIVE:
-            return []
-        return self.unused_scopes_at(timezone.now())
+        active = self.state == ApiKeyState.ACTIVE
+        return self.unused_scopes_at(timezone.now()) if active else []
 
     @property
     def outside_policy(self) -> str | None:

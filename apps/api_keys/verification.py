@@ -48,7 +48,7 @@ def api_key_authenticate(raw: str, *, now: datetime | None = None) -> ApiKey:
             raise KeyRejected("invalid-key")
         if not key.rolling_at(now or timezone.now()):
             raise KeyRejected("expired-key", key.pk)
-        key.called_with_previous_secret = True  # type: ignore[attr-defined]
+        key.called_with_previous_secret = True
     # The same rules as ApiKey.state_at, spelled out: this runs on every request, and every
     # door (the API, MCP, OAuth's introspection) authenticates here.
     if key.revoked_at is not None:
@@ -100,7 +100,7 @@ def api_key_note_use(
     """Note the key's use for the next usage flush when its stamp is due (the row read by the
     lookup says when it was last written): the request itself writes nothing."""
     interval = timedelta(seconds=settings.API_KEY_LAST_USED_INTERVAL_SECONDS)
-    previous = getattr(key, "called_with_previous_secret", False)
+    previous = key.called_with_previous_secret
     stamp_due = key.last_used_at is None or now - key.last_used_at >= interval
     previous_due = previous and (
         key.previous_secret_last_used_at is None
@@ -133,7 +133,7 @@ def api_key_write_use(gathered: Gathered) -> None:
     if special:
         for key in ApiKey.objects.filter(pk__in=special).select_related("workspace", "user"):
             now, ip, previous = special[key.pk]
-            key.called_with_previous_secret = previous  # type: ignore[attr-defined]
+            key.called_with_previous_secret = previous
             api_key_record_use(key, ip=ip, now=now)
     by_field: dict[str, dict[int, dict[str, str]]] = {}
     for (key_id, field, name), at in gathered.stamps.items():
@@ -182,7 +182,7 @@ def api_key_record_use(
     """
     now = now or timezone.now()
     interval = timedelta(seconds=settings.API_KEY_LAST_USED_INTERVAL_SECONDS)
-    if getattr(key, "called_with_previous_secret", False):
+    if key.called_with_previous_secret:
         _stamp_previous_secret_use(key, now, interval)
     if key.last_used_at is not None and now - key.last_used_at < interval:
         return False

@@ -1,6 +1,7 @@
 """Audit events in people's words: field names as the Settings page labels them, values as
 people read them ("On", "90 days", "Products: read"), for the page and the CSV alike."""
 
+from dataclasses import dataclass
 from typing import Any
 
 from apps.api.scopes import EVERY_SCOPE, summarize_scopes
@@ -101,3 +102,17 @@ def event_details(event: AuditEvent) -> str:
     elif data.get("network"):
         parts.append(f"network {data['network']}")
     return ", ".join(parts)
+
+
+@dataclass(frozen=True)
+class AuditRow:
+    """One event as the Audit page shows it: the event, and what it did in words."""
+
+    event: AuditEvent
+    change: dict[str, Any] | None
+    subject_label: str
+    details: str
+
+    @classmethod
+    def of(cls, event: AuditEvent) -> "AuditRow":
+        return cls(event, event_change(event), event_subject(event), event_details(event))

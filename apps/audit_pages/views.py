@@ -18,7 +18,7 @@ from apps.common.dates import moment_text
 from apps.common.spreadsheet import csv_lines
 from apps.workspaces.decorators import WorkspaceRequest, workspace_staff_required
 
-from .presentation import event_change, event_details, event_subject, human_value
+from .presentation import AuditRow, event_change, event_details, event_subject, human_value
 from .selectors import AuditFilters, audit_events, audit_filter_choices
 
 EVENTS_PER_PAGE = 50
@@ -49,16 +49,12 @@ def audit_log(request: WorkspaceRequest) -> HttpResponse:
     page = Paginator(audit_events(request.workspace, filters), EVENTS_PER_PAGE).get_page(
         request.GET.get("page")
     )
-    for event in page.object_list:
-        # What the template shows of each event, in words.
-        event.change = event_change(event)  # type: ignore[attr-defined]
-        event.subject_label = event_subject(event)  # type: ignore[attr-defined]
-        event.details = event_details(event)  # type: ignore[attr-defined]
     return render(
         request,
         "audit/log.html",
         {
             "page": page,
+            "rows": [AuditRow.of(event) for event in page.object_list],
             "filters": filters,
             "filter_query": filters.as_query(),
             "actions": action_choices(),

@@ -7,7 +7,6 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from apps.api.scopes import summarize_scopes
 from apps.audit.services import Actor
 from apps.common.http import client_ip
 from apps.workspaces.decorators import (
@@ -24,11 +23,7 @@ def _grants(request: WorkspaceRequest, *, own: bool) -> list[OAuthGrant]:
     grants = OAuthGrant.objects.filter(workspace=request.workspace)
     if own:
         grants = grants.filter(user=request.user)
-    grants = grants.select_related("client", "user", "key").order_by("-created_at")
-    rows = list(grants)
-    for grant in rows:
-        grant.scope_summary = summarize_scopes(grant.key.scopes)  # type: ignore[attr-defined]
-    return rows
+    return list(grants.select_related("client", "user", "key").order_by("-created_at"))
 
 
 def _page(request: WorkspaceRequest, *, own: bool, revoke_name: str) -> HttpResponse:

@@ -144,8 +144,7 @@ def test_no_file_of_apps_config_or_cli_reaches_300_lines():
         str(path.relative_to(ROOT)): lines
         for folder in ("apps", "config", "cli")
         for path in (ROOT / folder).rglob("*.py")
-        if "migrations" not in path.parts
-        and (lines := len(path.read_text().splitlines())) >= 300
+        if "migrations" not in path.parts and (lines := len(path.read_text().splitlines())) >= 300
     }
     assert not long, long
 
