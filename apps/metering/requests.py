@@ -52,20 +52,21 @@ def admit(
     """
     facts = request_facts(request)
     ip = facts.client_ip
+    key_id = facts.key_id
     if failed_credential:
         bucket, block, allowed_as = f"authfail:{ip or 'unknown'}", ip or "unknown", 401
     else:
-        assert facts.key_id is not None
-        bucket, block, allowed_as = f"key:{facts.key_id}", None, 200
+        assert key_id is not None
+        bucket, block, allowed_as = f"key:{key_id}", None, 200
     note = _limiter_note(request, facts, allowed_as, 429)
     state = rate_limit_take(bucket, limit, block=block, note=note)
     if state is not None and state.counted:
         facts.counted = note.count_refused if state.refused else note.count_allowed
         facts.logged = bool(note.log_entry)
-    if not failed_credential:
+    if key_id is not None and not failed_credential:
         facts.rate_limit = state
         if state is None or not state.refused:
-            note_network(facts.key_id, ip, now or datetime.now(UTC))  # type: ignore[arg-type]
+            note_network(key_id, ip, now or datetime.now(UTC))
     return state
 
 
