@@ -164,6 +164,7 @@ ACCOUNT_ADAPTER = "apps.accounts.adapter.AccountAdapter"
 ACCOUNT_FORMS = {
     "signup": "apps.workspaces.signup.SignUpForm",
     "login": "apps.accounts.forms.SignInForm",
+    "request_login_code": "apps.accounts.forms.RequestSignInCodeForm",
 }
 ACCOUNT_USER_MODEL_USERNAME_FIELD = None
 ACCOUNT_LOGIN_METHODS = {"email"}
@@ -187,6 +188,9 @@ ACCOUNT_DEFAULT_HTTP_PROTOCOL = "http" if DEBUG else "https"
 ACCOUNT_RATE_LIMITS = {
     "login_failed": os.environ.get("SIGN_IN_FAILURE_LIMITS", "10/m/ip,5/5m/key"),
     "login_failed_account": os.environ.get("SIGN_IN_ACCOUNT_FAILURE_LIMIT", "30/h/key"),
+    # Sign-in codes: 20 a minute per address, 3 a minute per account and address (the "key" is
+    # made per pair in apps/accounts/forms.py), so nobody elsewhere can use up the owner's.
+    "request_login_code": "20/m/ip,3/m/key",
 }
 # A sign-up answers no sooner than this, whether or not the address already has an account
 # (which gets an e-mail instead), so the answer's timing does not tell which it was.
