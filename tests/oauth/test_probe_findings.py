@@ -435,3 +435,16 @@ def test_device_login_fields_are_counted_as_sent(client):
             answer.json()["error_description"]
             == f"{field} must be at most {len(value) - 1} characters."
         )
+
+
+@pytest.mark.parametrize(
+    "redirect_uri", ["x-safari-https://evil.example/cb", "microsoft-edge:https://evil.example/cb"]
+)
+def test_an_app_registered_before_browser_schemes_were_refused_is_held_to_the_rule_now(
+    client, workspace, redirect_uri
+):
+    client_id = register(client)["client_id"]
+    OAuthClient.objects.filter(client_id=client_id).update(redirect_uris=[redirect_uri])
+    browser = signed_in(owner_of(workspace))
+    page = browser.get(authorize_url(client_id, pkce()[1], redirect_uri=redirect_uri))
+    assert page.status_code == 400 and "Location" not in page
