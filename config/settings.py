@@ -188,8 +188,7 @@ ACCOUNT_DEFAULT_HTTP_PROTOCOL = "http" if DEBUG else "https"
 ACCOUNT_RATE_LIMITS = {
     "login_failed": os.environ.get("SIGN_IN_FAILURE_LIMITS", "10/m/ip,5/5m/key"),
     "login_failed_account": os.environ.get("SIGN_IN_ACCOUNT_FAILURE_LIMIT", "30/h/key"),
-    # Sign-in codes: 20 a minute per address, 3 a minute per account and address (the "key" is
-    # made per pair in apps/accounts/forms.py), so nobody elsewhere can use up the owner's.
+    # Its "key" is the account *and* address (apps/accounts/forms.py): none spends another's.
     "request_login_code": "20/m/ip,3/m/key",
 }
 # A sign-up answers no sooner than this, whether or not the address already has an account
@@ -322,7 +321,7 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    # Every handler carries it (tests/common/test_logging.py checks): no line holds a secret.
+    # On every handler (tests/common/test_log_redaction.py checks): no line holds a secret.
     "filters": {"redact_secrets": {"()": "apps.common.logging.RedactSecrets"}},
     "handlers": {
         "console": {
@@ -340,8 +339,7 @@ LOGGING = {
             "propagate": False,
             "filters": ["redact_secrets"],
         },
-        # Django's own defaults (a console handler while DEBUG, mail_admins) are replaced: its
-        # records go to ours, through the redaction filter, like every other.
+        # Django's default handlers replaced: its records go through ours, and their filter.
         "django": {"handlers": [], "level": "INFO", "propagate": True},
         # The MCP SDK logs two INFO lines per stateless request (its session manager starting
         # and stopping) and httpx2 one per call: noise at this volume, so warnings only. httpx
