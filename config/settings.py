@@ -150,6 +150,7 @@ ACCOUNT_ADAPTER = "apps.accounts.adapter.AccountAdapter"
 ACCOUNT_FORMS = {
     "signup": "apps.workspaces.signup.SignUpForm",
     "login": "apps.accounts.forms.SignInForm",
+    "request_login_code": "apps.accounts.forms.RequestSignInCodeForm",
 }
 ACCOUNT_USER_MODEL_USERNAME_FIELD = None
 ACCOUNT_LOGIN_METHODS = {"email"}
@@ -173,9 +174,11 @@ ACCOUNT_DEFAULT_HTTP_PROTOCOL = "http" if DEBUG else "https"
 ACCOUNT_RATE_LIMITS = {
     "login_failed": os.environ.get("SIGN_IN_FAILURE_LIMITS", "10/m/ip,5/5m/key"),
     "login_failed_account": os.environ.get("SIGN_IN_ACCOUNT_FAILURE_LIMIT", "30/h/key"),
+    # Its "key" is the account *and* address (apps/accounts/forms.py): none spends another's.
+    "request_login_code": "20/m/ip,3/m/key",
 }
-# A sign-up answers no sooner than this, whether or not the address already has an account
-# (which gets an e-mail instead), so the answer's timing does not tell which it was.
+# A sign-up answers no sooner than this, whether or not the address has an account already (it
+# gets an e-mail instead): the timing does not tell which.
 SIGN_UP_MIN_SECONDS = float(os.environ.get("SIGN_UP_MIN_SECONDS", "0.5"))
 # Sudo mode: creating, rolling or widening a key, approving a CLI login and changing the team
 # ask for a password or second factor within this many seconds.

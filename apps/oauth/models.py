@@ -93,7 +93,13 @@ class OAuthClient(models.Model):
         return scope or ""  # the consent page narrows; unknown scopes are refused before
 
     def check_redirect_uri(self, redirect_uri: str) -> bool:
-        return any(redirect_uri_matches(r, redirect_uri) for r in self.redirect_uris)
+        """A registered address, and one today's rules accept: an app registered before a
+        rule tightened (a browser's scheme, say) is held to the rule now."""
+        from .redirects import redirect_uri_problem  # it imports this module
+
+        return redirect_uri_problem(redirect_uri) is None and any(
+            redirect_uri_matches(r, redirect_uri) for r in self.redirect_uris
+        )
 
     def check_client_secret(self, client_secret: str) -> bool:
         return False

@@ -457,3 +457,16 @@ def test_an_error_authlib_cannot_word_is_invalid_request_not_a_500(rf, value):
     assert answer.status_code == 400
     body = json.loads(answer.content)
     assert body == {"error": "invalid_request", "error_description": "A parameter is malformed."}
+
+
+@pytest.mark.parametrize(
+    "redirect_uri", ["x-safari-https://evil.example/cb", "microsoft-edge:https://evil.example/cb"]
+)
+def test_an_app_registered_before_browser_schemes_were_refused_is_held_to_the_rule_now(
+    client, workspace, redirect_uri
+):
+    client_id = register(client)["client_id"]
+    OAuthClient.objects.filter(client_id=client_id).update(redirect_uris=[redirect_uri])
+    browser = signed_in(owner_of(workspace))
+    page = browser.get(authorize_url(client_id, pkce()[1], redirect_uri=redirect_uri))
+    assert page.status_code == 400 and "Location" not in page

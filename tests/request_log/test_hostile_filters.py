@@ -5,6 +5,7 @@ NUL, so this fails there first (CI runs it there)."""
 
 import pytest
 
+from tests.client import Client
 from tests.conftest import auth
 from tests.factories import make_key
 
@@ -84,3 +85,14 @@ def test_the_audit_and_key_list_pages_and_exports_never_fail_on_an_unreadable_fi
             answer = client.get(export, {name: value})
             assert answer.status_code == 200, (export, name)
             assert len(_read(answer).strip().splitlines()) >= 2, (export, name)
+
+
+@pytest.mark.parametrize("value", HOSTILE, ids=repr)
+@pytest.mark.parametrize("name", ["status", "since", "until", "cursor"])
+def test_the_request_log_api_refuses_an_unreadable_filter_naming_it(owner, name, value):
+    created = make_key(user=owner, scopes=["keys:read"])
+    answer = Client().get(
+        f"/api/v1/keys/{created.key.pk}/requests", {name: value}, **auth(created.secret)
+    )
+    assert answer.status_code == 400 and answer.json()["error"] == "invalid-input"
+    assert name in answer.json()["message"]
