@@ -296,5 +296,4 @@ if not DEBUG:
 # redirect above), so without it (development, tests) Authlib follows the rest of the site.
 if DEBUG or not globals().get("SECURE_SSL_REDIRECT", False):
     os.environ.setdefault("AUTHLIB_INSECURE_TRANSPORT", "1")
-
 LOGGING = log_settings(os.environ.get("LOG_LEVEL", "INFO"))
