@@ -12,39 +12,7 @@ from django.utils import timezone
 from apps.api_keys.models import ApiKey
 from apps.workspaces.models import Workspace
 
-
-def is_loopback_uri(uri: str) -> bool:
-    """An http redirect to this machine (RFC 8252 §7.3): matched on any port. Spelled exactly
-    `http://` (urlsplit would forgive leading spaces and an upper-case scheme)."""
-    if not uri.startswith("http://") or any(ch.isspace() or ord(ch) < 0x20 for ch in uri):
-        return False
-    return urlsplit(uri).hostname in ("127.0.0.1", "::1", "localhost")
-
-
-def _loopback_parts(uri: str) -> tuple[str, str, str, str] | None:
-    """(scheme, host, path, query) of a well-formed loopback redirect: no userinfo, no
-    fragment, a port from 1 to 65535 if any; None otherwise."""
-    parts = urlsplit(uri)
-    try:
-        port = parts.port
-    except ValueError:
-        return None
-    host = parts.hostname or ""
-    bare = f"[{host}]" if ":" in host else host
-    if parts.fragment or parts.netloc not in (bare, f"{bare}:{port}") or port == 0:
-        return None
-    return parts.scheme, host, parts.path, parts.query
-
-
-def redirect_uri_matches(registered: str, presented: str) -> bool:
-    """Exact match, except that a loopback redirect may come back on any port (RFC 8252 §7.3):
-    same scheme, host, path and query, no userinfo and no fragment."""
-    if registered == presented:
-        return True
-    if not (is_loopback_uri(registered) and is_loopback_uri(presented)):
-        return False
-    a, b = _loopback_parts(registered), _loopback_parts(presented)
-    return a is not None and a == b
+from .redirects import redirect_uri_matches, redirect_uri_problem
 
 
 class OAuthClient(models.Model):
@@ -95,8 +63,6 @@ class OAuthClient(models.Model):
     def check_redirect_uri(self, redirect_uri: str) -> bool:
         """A registered address, and one today's rules accept: an app registered before a
         rule tightened (a browser's scheme, say) is held to the rule now."""
-        from .redirects import redirect_uri_problem  # it imports this module
-
         return redirect_uri_problem(redirect_uri) is None and any(
             redirect_uri_matches(r, redirect_uri) for r in self.redirect_uris
         )
