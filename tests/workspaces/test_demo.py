@@ -49,7 +49,7 @@ def test_the_demo_workspace_has_something_in_it_once(db, settings, tmp_path, cli
     log = RequestLogEntry.objects.filter(workspace_id=workspace.pk)
     assert log.filter(at__lt=timezone.now() - timedelta(days=25)).exists()  # a month of it
     assert log.filter(status__gte=400).exists() and log.filter(door="mcp").exists()
-    revoked = keys.in_state("revoked").get()
+    revoked = keys.in_state("revoked").get(name="Old storefront")
     assert log.filter(key_id=revoked.pk, at__gte=revoked.revoked_at - timedelta(days=1)).exists()
     counts = (Product.objects.count(), ApiKey.objects.count(), KeyUsageDay.objects.count())
     again = start()
