@@ -14,13 +14,13 @@ from apps.audit.models import AuditEvent
 from apps.metering.facts import new_request_id
 from apps.metering.networks import network_of
 from apps.metering.records import RequestEntry, outcome_of
-from apps.metering.refusals import refusal_count
 from apps.oauth.audit_actions import OAUTH_AUTHORIZED
 from apps.oauth.models import OAuthGrant
 from apps.request_log.recording import entries_write
 from apps.usage.models import KeyNetwork, KeyUsageDay, KeyUsageHour
 
-from .history import DAY, Request, requests_of
+from .history import Request, requests_of
+from .refusals import refusals_replay
 from .stories import STORIES
 
 CREATED_EVENTS = (KEY_CREATED, MEMBER_KEY_CREATED, OAUTH_AUTHORIZED)
@@ -50,11 +50,10 @@ def history_write(keys: dict[str, ApiKey], community: int) -> None:
             hour = request.at.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
             counts[(key.pk, hour, operation, outcome_of(request.status))] += 1
             entries.append(_entry(key, request))
-            if request.status in (401, 403, 429) and request.at >= now - DAY:
-                refusal_count(key.pk, request.error)  # the key page's last day of refusals
     _usage(counts, now)
     KeyNetwork.objects.bulk_create(networks)
     entries_write(entries)
+    refusals_replay([key.pk for key in keys.values()])  # the key pages' last day of refusals
 
 
 def _dates(key: ApiKey, created: datetime, revoked: datetime | None) -> None:
