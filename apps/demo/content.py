@@ -62,7 +62,7 @@ def demo_content_ensure(workspace: Workspace, owner: User) -> bool:
     )
     circle = communities["Photographers' Circle"]
     keys = demo_keys_create(workspace, owner, admin, members["ada"], circle)
-    history_write(keys, circle.pk)
+    history_write(keys, circle)
     waiting_key_create(workspace, admin)
     return True
 

@@ -17,7 +17,8 @@ QUIET = timedelta(minutes=10)
 @dataclass(frozen=True)
 class Call:
     """A kind of request: `{community}` in the path is the community the key reaches; `scope`
-    the permission it exercises; `creates` the path's object group of a created object."""
+    the permission it exercises; `creates` the kind of object it creates ("post", "product" or
+    "page"), with `title` its title (`{n}` the how-manieth)."""
 
     method: str
     path: str
@@ -26,6 +27,7 @@ class Call:
     status: int = 200
     error: str = ""
     creates: str = ""
+    title: str = ""
 
 
 @dataclass(frozen=True)
@@ -59,8 +61,10 @@ class Request:
     agent: str
     scope: str  # the permission it exercised ("" when refused before that)
     reached: str  # the chosen object it reached ("communities:12"), or ""
-    object_id: str
+    object_id: str  # the community it reached; a created object's is set when it is made
     duration_ms: float
+    creates: str = ""  # the kind of object it created, and its title
+    title: str = ""
 
     @property
     def used_the_key(self) -> bool:
@@ -83,7 +87,7 @@ def requests_of(
     number: int,
 ) -> list[Request]:
     """The requests of one key's habits, oldest first. An address outside the key's allowed
-    `networks` is refused `403 ip-not-allowed`; a created object gets the next made-up id."""
+    `networks` is refused `403 ip-not-allowed`."""
     made: list[Request] = []
     created = 0
     for habit in habits:
@@ -104,12 +108,9 @@ def requests_of(
             used = status not in (401, 429) and error != "ip-not-allowed"
             exercised = used and error != "insufficient-scope"
             reached = f"communities:{community}" if "{community}" in call.path else ""
-            object_id = ""
-            if call.creates and 200 <= status < 300:
-                created += 1
-                object_id = str(200 + number * 100 + created)
-            elif reached and exercised:
-                object_id = str(community)
+            creates = call.creates if 200 <= status < 300 else ""
+            created += bool(creates)
+            object_id = str(community) if reached and exercised and not creates else ""
             made.append(
                 Request(
                     at=moment,
@@ -125,6 +126,8 @@ def requests_of(
                     reached=reached if exercised else "",
                     object_id=object_id,
                     duration_ms=round(4 + (step * 13 + number * 5) % 37 * 1.7, 2),
+                    creates=creates,
+                    title=call.title.format(n=created) if creates else "",
                 )
             )
     return sorted(made, key=lambda request: request.at)
@@ -132,13 +135,41 @@ def requests_of(
 
 LIST_COMMUNITIES = Call("GET", "/communities", "list_communities", "communities:read")
 LIST_POSTS = Call("GET", "/communities/{community}/posts", "list_posts", "communities:read")
-CREATE_POST = Call(
-    "POST", "/communities/{community}/posts", "create_post", "communities:write", 201, "", "post"
+BOT_POST = Call(
+    "POST",
+    "/communities/{community}/posts",
+    "create_post",
+    "communities:write",
+    201,
+    creates="post",
+    title="Weekly photo challenge #{n}",
+)
+SPAM_POST = Call(
+    "POST",
+    "/communities/{community}/posts",
+    "create_post",
+    "communities:write",
+    201,
+    creates="post",
+    title="Camera gear at 90% off, today only ({n})",
 )
 LIST_PRODUCTS = Call("GET", "/products", "list_products", "products:read")
-CREATE_PRODUCT = Call("POST", "/products", "create_product", "products:write", 201, "", "product")
+CREATE_PRODUCT = Call(
+    "POST",
+    "/products",
+    "create_product",
+    "products:write",
+    201,
+    creates="product",
+    title="Canvas print, batch {n}",
+)
 LIST_PAGES = Call("GET", "/pages", "list_pages", "pages:read")
-CREATE_PAGE = Call("POST", "/pages", "create_page", "pages:write", 201, "", "page")
+DEPLOY_PAGE = Call(
+    "POST", "/pages", "create_page", "pages:write", 201, creates="page", title="Release notes {n}"
+)
+NOTES_PAGE = Call(
+    "POST", "/pages", "create_page", "pages:write", 201, creates="page", title="Lesson notes {n}"
+)
 GET_WORKSPACE = Call("GET", "/workspace", "get_workspace")
 RATE_LIMITED = Call("GET", "/products", "list_products", "products:read", 429, "rate-limited")
 MEMBER_REFUSED = Call(

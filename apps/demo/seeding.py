@@ -4,18 +4,25 @@ chosen objects' last use, the hourly and daily usage counts, the networks seen, 
 log, and the last day's refusals. All derived from the same requests, so they agree."""
 
 from collections import Counter
+from dataclasses import replace
 from datetime import UTC, datetime
 
+from django.db.models import Model
 from django.utils import timezone
+from django.utils.text import slugify
 
 from apps.api_keys.audit_actions import KEY_CREATED, KEY_LEAKED, KEY_REVOKED, MEMBER_KEY_CREATED
 from apps.api_keys.models import ApiKey
 from apps.audit.models import AuditEvent
+from apps.communities.models import Community
+from apps.communities.services import post_create
 from apps.metering.facts import new_request_id
 from apps.metering.networks import network_of
 from apps.metering.records import RequestEntry, outcome_of
 from apps.oauth.audit_actions import OAUTH_AUTHORIZED
 from apps.oauth.models import OAuthGrant
+from apps.pages.services import page_create
+from apps.products.services import product_create
 from apps.request_log.recording import entries_write
 from apps.usage.models import KeyNetwork, KeyUsageDay, KeyUsageHour
 
@@ -27,8 +34,9 @@ CREATED_EVENTS = (KEY_CREATED, MEMBER_KEY_CREATED, OAUTH_AUTHORIZED)
 Counts = Counter[tuple[int, datetime, str, str]]
 
 
-def history_write(keys: dict[str, ApiKey], community: int) -> None:
-    """Give each key of `keys` (by story name) its story: dates, stamps, counts and log."""
+def history_write(keys: dict[str, ApiKey], community: Community) -> None:
+    """Give each key of `keys` (by story name) its story: dates, stamps, counts and log, and
+    the objects its requests created."""
     now = timezone.now()
     counts: Counts = Counter()
     networks: list[KeyNetwork] = []
@@ -39,9 +47,10 @@ def history_write(keys: dict[str, ApiKey], community: int) -> None:
             story.habits,
             now=now,
             networks=list(key.allowed_networks or ()),
-            community=community,
+            community=community.pk,
             number=number,
         )
+        made = [_made(key, request, community) if request.creates else request for request in made]
         _dates(key, now - story.created, now - story.revoked if story.revoked else None)
         _stamps(key, made)
         networks += _networks(key, made)
@@ -65,6 +74,24 @@ def _dates(key: ApiKey, created: datetime, revoked: datetime | None) -> None:
     if revoked is not None:
         ApiKey.objects.filter(pk=key.pk).update(revoked_at=revoked)
         events.filter(action__in=(KEY_REVOKED, KEY_LEAKED)).update(created_at=revoked)
+
+
+def _made(key: ApiKey, request: Request, community: Community) -> Request:
+    """The object a request created, made (by its key's holder, at its time): its id."""
+    made: Model
+    if request.creates == "post":
+        made = post_create(
+            community=community, author=key.user, title=request.title, body=request.title
+        )
+    elif request.creates == "product":
+        made = product_create(workspace=key.workspace, name=request.title, price_cents=2_900)
+    else:
+        slug = slugify(request.title)
+        made = page_create(
+            workspace=key.workspace, title=request.title, slug=slug, body=request.title
+        )
+    type(made).objects.filter(pk=made.pk).update(created_at=request.at)
+    return replace(request, object_id=str(made.pk))
 
 
 def _stamps(key: ApiKey, made: list[Request]) -> None:

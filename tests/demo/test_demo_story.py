@@ -34,6 +34,7 @@ def demo(settings, tmp_path, client):
     settings.DEMO_KEY_FILE = str(tmp_path / "demo-key")
     call_command("demo", "--base-url", "http://127.0.0.1:8000", stdout=io.StringIO())
     client.force_login(User.objects.get(email=DEMO_EMAIL))
+    client.settings_tmp = tmp_path
     return client
 
 
@@ -180,6 +181,17 @@ def test_the_leaked_keys_page_says_where_it_leaked_and_what_it_did(demo):
     radius = re.search(r'data-testid="blast-addresses".*?</table>', leaked[0], re.S).group(0)
     assert "192.0.2.200" in radius  # the stranger who used it, beside its own job
     assert "Newsletter importer" in listing
+    # What it created is there to be found: the stranger's posts, in the circle.
+    table = re.search(r'data-testid="blast-objects".*?</table>', leaked[0], re.S).group(0)
+    created = re.findall(r'<td data-label="Object" class="mono">(\d+)</td>', table)
+    secret = (demo.settings_tmp / "demo-key").read_text().strip()
+    communities = demo.get("/api/v1/communities", **auth(secret)).json()["data"]
+    posts = set()
+    for community in communities:
+        path = f"/api/v1/communities/{community['id']}/posts"
+        answer = demo.get(path, {"limit": 100}, **auth(secret))
+        posts |= {str(post["id"]) for post in answer.json()["data"]}
+    assert created and set(created) <= posts
 
 
 def test_a_connected_apps_last_use_is_its_last_logged_call(demo):
