@@ -10,6 +10,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
+from django.db import DatabaseError, connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import URLPattern, path, re_path
 
@@ -22,6 +23,7 @@ from apps.api_keys.auth import api_key_authorize, api_key_from_request, rate_lim
 from apps.api_keys.leaks import ReportRefused, leak_report_handle
 from apps.audit.services import Actor
 from apps.common.http import client_ip
+from apps.common.retry import RETRY_AFTER_SECONDS, connection_lost
 from apps.common.validation import InvalidInput
 
 from .door_steps import object_of, operation_run, refuse_query_credentials
@@ -67,6 +69,13 @@ def http_handler(op: Operation) -> Callable[..., HttpResponse]:
             response = api_error("invalid-input", error.message)
         except NotFound as error:
             response = api_error("not-found", error.message)
+        except DatabaseError as error:
+            # Dropped in a step before the operation (the key's lookup, its holder's role): a
+            # read, nothing written; the operation itself retries (apps/api/operations.py).
+            if not connection_lost(error):
+                raise
+            connection.close()
+            response = api_error("unavailable", Retry_After=str(RETRY_AFTER_SECONDS))
         return rate_limit_headers(request, response)
 
     handler.__name__ = op.name
