@@ -1,13 +1,22 @@
 """Headers every dashboard page carries, and a dropped database connection answered with a
 page saying to try again rather than a 500."""
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
+from django.views import defaults
 
-from .retry import RETRY_AFTER_SECONDS, Unavailable, run_retried
+from .retry import (
+    RETRY_AFTER_SECONDS,
+    Unavailable,
+    commits_watched,
+    connection_lost,
+    run_retried,
+)
 
 # Only the app's own scripts and styles: no inline script or style, no eval, nothing from
 # elsewhere. `data:` images are the QR codes of the authenticator set-up.
@@ -50,24 +59,38 @@ def database_retry(
     """Run a dashboard view once more on a fresh connection when the database dropped the
     first one before anything was committed (apps/common/retry.py); when that fails too, or the
     drop came with the COMMIT, a 503 page saying to try again, with Retry-After. Last in
-    MIDDLEWARE: every other middleware's process_view has run (CSRF included)."""
+    MIDDLEWARE, so that its process_exception sees the view's error first; every other
+    middleware's own handling (allauth's reauthentication, say) stays as it is."""
 
     def middleware(request: HttpRequest) -> HttpResponse:
-        return get_response(request)
+        with commits_watched(connections[DEFAULT_DB_ALIAS]) as sent:
+            request.database_commit_sent = sent  # type: ignore[attr-defined]
+            return get_response(request)
 
     def process_view(
         request: HttpRequest, view: Callable[..., HttpResponse], args: Any, kwargs: Any
-    ) -> HttpResponse:
+    ) -> None:
+        request.database_view = (view, args, kwargs, _kept(request))  # type: ignore[attr-defined]
+
+    def process_exception(request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not connection_lost(exception):
+            return None
+        connection = connections[DEFAULT_DB_ALIAS]
+        nested = connection.in_atomic_block
+        connection.close()  # the next query opens a fresh one
+        sent = getattr(request, "database_commit_sent", [True])
+        again = getattr(request, "database_view", None)
+        if sent[0] or nested or again is None:
+            return unavailable_page(unsure=sent[0])
+        view, args, kwargs, restore = again
+        restore()
         try:
-            return run_retried(lambda: view(request, *args, **kwargs), before_retry=_kept(request))
+            return run_retried(lambda: view(request, *args, **kwargs), attempts=1)
         except Unavailable as error:
-            # A page of its own: base.html asks the database (the navigation's counts).
-            page = render_to_string("503.html", {"unsure": error.unsure})
-            response = HttpResponse(page, status=503)
-            response["Retry-After"] = str(RETRY_AFTER_SECONDS)
-            return response
+            return unavailable_page(unsure=error.unsure)
 
     middleware.process_view = process_view  # type: ignore[attr-defined]
+    middleware.process_exception = process_exception  # type: ignore[attr-defined]
     return middleware
 
 
@@ -87,3 +110,23 @@ def _kept(request: HttpRequest) -> Callable[[], None]:
             storage._queued_messages[:] = queued
 
     return restore
+
+
+def unavailable_page(*, unsure: bool) -> HttpResponse:
+    """503 with Retry-After, on a page of its own: base.html asks the database (the
+    navigation's counts)."""
+    response = HttpResponse(render_to_string("503.html", {"unsure": unsure}), status=503)
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """handler500: a dropped database connection anywhere outside a view's retry (loading the
+    session or its user, in front of the view) is the page saying to try again, the outcome of
+    a POST unknown; anything else is Django's own 500 page. (A failed session save after the
+    view stays Django's 400.)"""
+    error = sys.exc_info()[1]
+    if error is not None and connection_lost(error):
+        connections.close_all()
+        return unavailable_page(unsure=request.method not in ("GET", "HEAD", "OPTIONS"))
+    return defaults.server_error(request)

@@ -152,3 +152,24 @@ def test_a_connection_dropped_while_the_key_is_authorized_is_503_not_500(client)
         return
     assert answer.status_code == 503, answer.content
     assert answer.json()["error"] == "unavailable" and answer["Retry-After"]
+
+
+def test_a_connection_dropped_as_the_session_is_read_is_the_try_again_page(client):
+    """Before the view and its retry: the session read by the middleware in front of it."""
+    created = make_key()
+    client.force_login(created.key.user)
+    client.raise_request_exception = False  # as a browser sees it
+    ended: list[int] = []
+
+    def cut(execute, sql, params, many, context):
+        if sql.startswith("SELECT") and "django_session" in sql and not ended:
+            ended.append(own_backend())
+            terminate(ended[-1])
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(cut):
+        answer = client.get("/integrations/api/")
+    assert len(ended) == 1
+    assert answer.status_code == 503
+    assert "try again" in answer.content.decode().lower()
+    assert answer["Retry-After"]
