@@ -170,6 +170,10 @@ def test_a_connection_dropped_as_the_session_is_read_is_the_try_again_page(clien
     with connection.execute_wrapper(cut):
         answer = client.get("/integrations/api/")
     assert len(ended) == 1
+    if os.environ.get("GATEHOUSE_PGBOUNCER"):
+        # Outside a transaction PgBouncer hands the next statement another server: no drop.
+        assert answer.status_code == 200
+        return
     assert answer.status_code == 503
     assert "try again" in answer.content.decode().lower()
     assert answer["Retry-After"]
