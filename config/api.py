@@ -10,6 +10,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
+from django.db import DatabaseError, connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import URLPattern, path, re_path
 
@@ -19,6 +20,7 @@ from apps.api.operations import Call, NotFound, Operation
 from apps.api.views import not_found
 from apps.api_keys.auth import api_key_authorize, api_key_from_request, rate_limit_headers
 from apps.audit.services import Actor
+from apps.common.retry import RETRY_AFTER_SECONDS, connection_lost
 from apps.common.validation import InvalidInput
 from apps.leaks.reports import ReportRefused, leak_report_handle
 from apps.metering.facts import request_facts
@@ -64,6 +66,13 @@ def http_handler(op: Operation) -> Callable[..., HttpResponse]:
             response = api_error("invalid-input", error.message)
         except NotFound as error:
             response = api_error("not-found", error.message)
+        except DatabaseError as error:
+            # Dropped in a step before the operation (the key's lookup, its holder's role): a
+            # read, nothing written; the operation itself retries (apps/api/operations.py).
+            if not connection_lost(error):
+                raise
+            connection.close()
+            response = api_error("unavailable", Retry_After=str(RETRY_AFTER_SECONDS))
         return rate_limit_headers(request, response)
 
     handler.__name__ = op.name

@@ -20,6 +20,7 @@ import logging
 from typing import Any
 
 import mcp_types as types
+from django.db import DatabaseError, connection
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 from mcp.server.lowlevel.server import Server
@@ -35,6 +36,7 @@ from apps.api_keys.auth import (
 )
 from apps.api_keys.models import ApiKey
 from apps.audit.services import Actor
+from apps.common.retry import connection_lost
 from apps.common.validation import InvalidInput
 from apps.mcp.checks import jsonrpc_message, origin_allowed, single_exchange_version
 from apps.mcp.runtime import (
@@ -112,6 +114,13 @@ def tool_call(
         return _tool_error("invalid-input", error.message, facts)
     except NotFound as error:
         return _tool_error("not-found", error.message, facts)
+    except DatabaseError as error:
+        if not connection_lost(error):
+            raise
+        connection.close()  # a read whose connection dropped, or a step before the operation
+        return _tool_error(
+            "unavailable", "The database is briefly unreachable; try again in a few seconds.", facts
+        )
     return types.CallToolResult(
         content=[types.TextContent(text=json.dumps(record, ensure_ascii=False))],
         structured_content=record,

@@ -53,3 +53,4 @@ urlpatterns = [
 
 # OAuth's JSON for a refused Host on the endpoints programs call (apps/oauth/views.py).
 handler400 = "apps.oauth.views.bad_request"
+handler500 = "apps.common.middleware.server_error"

@@ -1239,6 +1239,7 @@ def main() -> int:
         signal.signal(number, lambda signum, _frame: sys.exit(128 + signum))
     rows: list[Row] = []
     setup = None
+    load_at_start = os.getloadavg()
     try:
         setup = set_up(ports)
         if "1" in wanted:
@@ -1266,7 +1267,13 @@ def main() -> int:
             say("stopped every process this run started")
     print()
     print(table(rows))
-    print(f"\nTook {time.monotonic() - STARTED:.0f} s. Logs: {SCRATCH}/")
+    busy = ", ".join(f"{value:.2f}" for value in load_at_start)
+    now = ", ".join(f"{value:.2f}" for value in os.getloadavg())
+    print(
+        f"\nLoad average (1, 5, 15 min) at the start: {busy}; at the end: {now}; "
+        f"{os.cpu_count()} CPUs."
+    )
+    print(f"Took {time.monotonic() - STARTED:.0f} s. Logs: {SCRATCH}/")
     return 0 if all(row.result != "FAIL" for row in rows) else 1
 
 

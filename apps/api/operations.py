@@ -158,8 +158,11 @@ class Operation:
     mcp: bool = True
 
     def __post_init__(self) -> None:
-        # Every door runs an operation through `run`: a dropped connection is retried here.
-        object.__setattr__(self, "run", _retried(self.run))
+        # Every door runs an operation through `run`: a write whose connection dropped is
+        # retried here. A read needs no watch of its commits on the hot path: a drop is 503
+        # `unavailable` at the door, and the client's retry is as safe as ours.
+        if self.method != "GET":
+            object.__setattr__(self, "run", _retried(self.run))
 
     @property
     def operation_id(self) -> str:

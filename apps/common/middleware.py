@@ -1,14 +1,14 @@
 """Headers every dashboard page carries, and a dropped database connection answered with a
 page saying to try again rather than a 500."""
 
+import sys
 from collections.abc import Callable
-from contextlib import ExitStack
-from dataclasses import dataclass
 from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
+from django.views import defaults
 
 from .retry import (
     RETRY_AFTER_SECONDS,
@@ -59,63 +59,39 @@ def database_retry(
     """Run a dashboard view once more on a fresh connection when the database dropped the
     first one before anything was committed (apps/common/retry.py); when that fails too, or the
     drop came with the COMMIT, a 503 page saying to try again, with Retry-After. Last in
-    MIDDLEWARE: every other middleware's process_view has run (CSRF included), and its
-    process_exception is asked first, so any other exception of the view still reaches the
-    middleware that answers it (allauth's re-authentication, say)."""
+    MIDDLEWARE, so that its process_exception sees the view's error first; every other
+    middleware's own handling (allauth's reauthentication, say) stays as it is."""
 
     def middleware(request: HttpRequest) -> HttpResponse:
-        try:
+        with commits_watched(connections[DEFAULT_DB_ALIAS]) as sent:
+            request.database_commit_sent = sent  # type: ignore[attr-defined]
             return get_response(request)
-        finally:
-            watched = vars(request).pop("gatehouse_view_watch", None)
-            if watched is not None:
-                watched.stack.close()
 
     def process_view(
         request: HttpRequest, view: Callable[..., HttpResponse], args: Any, kwargs: Any
     ) -> None:
-        stack = ExitStack()
-        sent = stack.enter_context(commits_watched(connections[DEFAULT_DB_ALIAS]))
-        again = _kept(request)
-        vars(request)["gatehouse_view_watch"] = _Watch(
-            stack, sent, lambda: view(request, *args, **kwargs), again
-        )
+        request.database_view = (view, args, kwargs, _kept(request))  # type: ignore[attr-defined]
 
     def process_exception(request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        watched = vars(request).pop("gatehouse_view_watch", None)
-        if watched is None or not connection_lost(exception):
-            if watched is not None:
-                vars(request)["gatehouse_view_watch"] = watched
+        if not connection_lost(exception):
             return None
-        watched.stack.close()
         connection = connections[DEFAULT_DB_ALIAS]
         nested = connection.in_atomic_block
         connection.close()  # the next query opens a fresh one
+        sent = getattr(request, "database_commit_sent", [True])
+        again = getattr(request, "database_view", None)
+        if sent[0] or nested or again is None:
+            return unavailable_page(unsure=sent[0])
+        view, args, kwargs, restore = again
+        restore()
         try:
-            if watched.sent[0] or nested:
-                raise Unavailable(str(exception)[:200], unsure=watched.sent[0])
-            return run_retried(watched.run, before_retry=watched.again, attempts=(2,))
+            return run_retried(lambda: view(request, *args, **kwargs), attempts=1)
         except Unavailable as error:
-            # A page of its own: base.html asks the database (the navigation's counts).
-            page = render_to_string("503.html", {"unsure": error.unsure})
-            response = HttpResponse(page, status=503)
-            response["Retry-After"] = str(RETRY_AFTER_SECONDS)
-            return response
+            return unavailable_page(unsure=error.unsure)
 
     middleware.process_view = process_view  # type: ignore[attr-defined]
     middleware.process_exception = process_exception  # type: ignore[attr-defined]
     return middleware
-
-
-@dataclass
-class _Watch:
-    """A dashboard view's first run: whether it sent a COMMIT, how to run it again, and what
-    puts the request back as it was before it."""
-
-    stack: ExitStack
-    sent: list[bool]
-    run: Callable[[], HttpResponse]
-    again: Callable[[], None]
 
 
 def _kept(request: HttpRequest) -> Callable[[], None]:
@@ -134,3 +110,23 @@ def _kept(request: HttpRequest) -> Callable[[], None]:
             storage._queued_messages[:] = queued
 
     return restore
+
+
+def unavailable_page(*, unsure: bool) -> HttpResponse:
+    """503 with Retry-After, on a page of its own: base.html asks the database (the
+    navigation's counts)."""
+    response = HttpResponse(render_to_string("503.html", {"unsure": unsure}), status=503)
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """handler500: a dropped database connection anywhere outside a view's retry (loading the
+    session or its user, in front of the view) is the page saying to try again, the outcome of
+    a POST unknown; anything else is Django's own 500 page. (A failed session save after the
+    view stays Django's 400.)"""
+    error = sys.exc_info()[1]
+    if error is not None and connection_lost(error):
+        connections.close_all()
+        return unavailable_page(unsure=request.method not in ("GET", "HEAD", "OPTIONS"))
+    return defaults.server_error(request)

@@ -91,17 +91,17 @@ def run_retried(
     work: Callable[[], T],
     *,
     before_retry: Callable[[], object] = lambda: None,
-    attempts: tuple[int, ...] = (1, 2),
+    attempts: int = 2,
 ) -> T:
     """`work()`; if the connection drops before anything was committed, `before_retry()` (reload
-    what the first run may have changed in memory) and `work()` once more on a fresh connection.
-    Raises Unavailable when that fails too, or when the drop came after a COMMIT was sent.
-    `attempts=(2,)` runs only the second attempt, for a caller that saw the first one fail."""
+    what the first run may have changed in memory) and `work()` once more on a fresh connection
+    (`attempts` in all). Raises Unavailable when the last fails too, or when the drop came after
+    a COMMIT was sent."""
     connection = connections[DEFAULT_DB_ALIAS]
-    for attempt in attempts:
+    for attempt in range(1, attempts + 1):
         try:
             with commits_watched(connection) as sent:
-                if attempt == 2:
+                if attempt > 1:
                     before_retry()
                 return work()
         except DatabaseError as error:
@@ -109,6 +109,6 @@ def run_retried(
                 raise
             nested = connection.in_atomic_block  # a caller's transaction: not ours to run again
             connection.close()  # the next query opens a fresh one
-            if sent[0] or nested or attempt == 2:
+            if sent[0] or nested or attempt == attempts:
                 raise Unavailable(str(error).strip()[:200], unsure=sent[0]) from error
-    raise AssertionError("unreachable")  # the second attempt returns or raises
+    raise AssertionError("unreachable")  # the last attempt returns or raises

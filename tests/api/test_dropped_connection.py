@@ -5,6 +5,7 @@ Retry-After and the dashboard a page saying to try again, never a 500. The backe
 terminated with pg_terminate_backend from another connection inside the service's transaction,
 directly on PostgreSQL and through PgBouncer."""
 
+import os
 import re
 from contextlib import contextmanager
 from unittest import mock
@@ -124,3 +125,55 @@ def test_the_dashboard_answers_a_page_saying_to_try_again_not_a_500(client):
     assert "try again" in answer.content.decode().lower()
     assert answer["Retry-After"]
     assert created_rows("bot2") == (0, 0)
+
+
+def test_a_connection_dropped_while_the_key_is_authorized_is_503_not_500(client):
+    """Before the operation runs: the holder's role read for PATCH /workspace (owners only)."""
+    secret = make_key(scopes=EVERY_SCOPE).secret
+    ended: list[int] = []
+
+    def cut(execute, sql, params, many, context):
+        if "workspaces_membership" in sql and not ended:
+            ended.append(own_backend())
+            terminate(ended[-1])
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(cut):
+        answer = client.patch(
+            "/api/v1/workspace",
+            {"workspaceName": "Renamed"},
+            content_type="application/json",
+            **auth(secret),
+        )
+    assert len(ended) == 1
+    if os.environ.get("GATEHOUSE_PGBOUNCER"):
+        # Outside a transaction PgBouncer hands the next statement another server: no drop.
+        assert answer.status_code == 200, answer.content
+        return
+    assert answer.status_code == 503, answer.content
+    assert answer.json()["error"] == "unavailable" and answer["Retry-After"]
+
+
+def test_a_connection_dropped_as_the_session_is_read_is_the_try_again_page(client):
+    """Before the view and its retry: the session read by the middleware in front of it."""
+    created = make_key()
+    client.force_login(created.key.user)
+    client.raise_request_exception = False  # as a browser sees it
+    ended: list[int] = []
+
+    def cut(execute, sql, params, many, context):
+        if sql.startswith("SELECT") and "django_session" in sql and not ended:
+            ended.append(own_backend())
+            terminate(ended[-1])
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(cut):
+        answer = client.get("/integrations/api/")
+    assert len(ended) == 1
+    if os.environ.get("GATEHOUSE_PGBOUNCER"):
+        # Outside a transaction PgBouncer hands the next statement another server: no drop.
+        assert answer.status_code == 200
+        return
+    assert answer.status_code == 503
+    assert "try again" in answer.content.decode().lower()
+    assert answer["Retry-After"]
