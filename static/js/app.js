@@ -211,3 +211,20 @@ document.addEventListener("click", (event) => {
 for (const form of document.querySelectorAll("form")) {
   if (form.querySelector(".restriction-group[data-group]")) syncPickers(form);
 }
+
+// Each group's objects are picked only under "Only these": under "All" the picker hides and its
+// boxes are disabled, so nothing ticked there is sent. (Without JavaScript the server refuses a
+// tick under "All" with an error beside the group.)
+function syncLimit(group) {
+  const all = group.querySelector("input[type=radio][value=all]");
+  if (!all) return;
+  group.dataset.mode = all.checked ? "all" : "selected";
+  const picker = group.querySelector(".object-picker");
+  if (!picker) return;
+  picker.hidden = all.checked;
+  for (const box of picker.querySelectorAll("input")) box.disabled = all.checked;
+}
+document.addEventListener("change", (event) => {
+  if (event.target.matches?.("input[name^=limit_]")) syncLimit(event.target.closest(".restriction-group"));
+});
+for (const group of document.querySelectorAll(".restriction-group[data-group]")) syncLimit(group);
