@@ -266,6 +266,12 @@ CONTROLS_WRAPPED = """() => [...document.querySelectorAll(".segmented")]
   .slice(0, 4)"""
 
 
+# A fieldset left in the browser's grey groove beside the rounded cards.
+DEFAULT_FIELDSETS = """() => [...document.querySelectorAll("fieldset")]
+  .filter(set => set.offsetParent !== null && getComputedStyle(set).borderTopStyle === "groove")
+  .map(set => (set.querySelector("legend") || set).textContent.trim().slice(0, 40))"""
+
+
 def invitation_path(community) -> str:
     _, link = invitation_create(
         workspace=community.workspace,
@@ -347,6 +353,7 @@ def test_no_page_scrolls_sideways(browser, live_server, shoot, width):
             "logs": "/logs/",
             "key-page-waiting": f"/integrations/api/keys/{waiting.pk}/",
             "logs-refused": "/logs/?status=4xx",
+            "key-narrow": f"/integrations/api/keys/{key.pk}/",
         }
         for name, path in pages.items():
             response = page.goto(path)
@@ -355,6 +362,9 @@ def test_no_page_scrolls_sideways(browser, live_server, shoot, width):
                 page.locator(".deliveries details summary").first.click()
             if name in ("logs", "key-page"):  # one request opened to its details
                 page.locator(".requests details summary").first.click()
+            if name == "key-narrow":  # its "Narrow by hand" form opened
+                page.click("summary:has-text('Narrow by hand')")
+                page.locator(".narrow-form").scroll_into_view_if_needed()
             shoot(page, f"{width}-{name}")
             scroll_width = page.evaluate("document.documentElement.scrollWidth")
             if scroll_width > WIDTHS[width]:
@@ -363,6 +373,8 @@ def test_no_page_scrolls_sideways(browser, live_server, shoot, width):
                 overflowing[name] = out
             if broken := page.evaluate(BROKEN_WORDS):
                 overflowing[name] = f"words broken mid-word: {broken}"
+            if grey := page.evaluate(DEFAULT_FIELDSETS):
+                overflowing[name] = f"browser-default fieldsets: {grey}"
             if wrapped := page.evaluate(CONTROLS_WRAPPED):
                 overflowing[name] = f"controls wrapped inside themselves: {wrapped}"
             # Navigation pills keep their own height, however short the page.
