@@ -228,3 +228,13 @@ document.addEventListener("change", (event) => {
   if (event.target.matches?.("input[name^=limit_]")) syncLimit(event.target.closest(".restriction-group"));
 });
 for (const group of document.querySelectorAll(".restriction-group[data-group]")) syncLimit(group);
+
+// Phones: the Menu button opens the navigation (and the workspace switcher in it).
+const menuToggle = document.querySelector(".menu-toggle");
+if (menuToggle) {
+  menuToggle.addEventListener("click", () => {
+    const open = menuToggle.getAttribute("aria-expanded") !== "true";
+    menuToggle.setAttribute("aria-expanded", String(open));
+    document.getElementById("sidenav").classList.toggle("open", open);
+  });
+}

@@ -266,6 +266,8 @@ CONTROLS_WRAPPED = """() => [...document.querySelectorAll(".segmented")]
   .slice(0, 4)"""
 
 
+ONE_LINE = "el => el.getBoundingClientRect().height"
+
 # A fieldset left in the browser's grey groove beside the rounded cards.
 DEFAULT_FIELDSETS = """() => [...document.querySelectorAll("fieldset")]
   .filter(set => set.offsetParent !== null && getComputedStyle(set).borderTopStyle === "groove")
@@ -377,6 +379,9 @@ def test_no_page_scrolls_sideways(browser, live_server, shoot, width):
                 overflowing[name] = f"browser-default fieldsets: {grey}"
             if wrapped := page.evaluate(CONTROLS_WRAPPED):
                 overflowing[name] = f"controls wrapped inside themselves: {wrapped}"
+            # The header is one line at every width (the brand never on two).
+            if (tall := page.locator("header.topbar").evaluate(ONE_LINE)) > 60:
+                overflowing[name] = f"header {tall:.0f} px tall"
             # Navigation pills keep their own height, however short the page.
             heights = page.locator("nav.sidenav a").evaluate_all(
                 "links => links.map(link => link.getBoundingClientRect().height)"
