@@ -231,18 +231,20 @@ OUT_OF_BOUNDS = """() => {
 }"""
 
 
-# A word in a table cell set on two lines ("owner@dem|o.gatehouse.t|est", "51 seco|nds ago"):
-# each word of each cell's text is measured as a DOM range; its boxes on more than one line
-# mean it was broken. Words end at spaces and hyphens (a break after a hyphen is a word's edge);
-# data that is not words (a JSON body in <pre>, a URL in a .break box) may break anywhere.
+# A word in a table cell or a label's value set on two lines ("owner@dem|o.gatehouse.t|est",
+# "51 seco|nds ago"): each word of each cell's text is measured as a DOM range; its boxes on
+# more than one line mean it was broken. Words end at spaces and hyphens (a break after a hyphen
+# is a word's edge); data that is not words (a JSON body in <pre>, a URL in a .break box) may
+# break anywhere.
 BROKEN_WORDS = """() => {
   const broken = [];
   const range = document.createRange();
-  for (const cell of document.querySelectorAll("td, th")) {
+  for (const cell of document.querySelectorAll("td, th, dd")) {
     const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
     for (let node = walker.nextNode(); node; node = walker.nextNode()) {
       if (node.parentElement.closest(".sr-only, dialog:not([open]), pre, .break")) continue;
-      const words = /[^\\s\\-]+/g;
+      // A label's value may break at an address's seams (after @ . / ? & = #), never inside.
+      const words = cell.tagName === "DD" ? /[^\\s\\-@.\\/?&=#]+/g : /[^\\s\\-]+/g;
       let found;
       while ((found = words.exec(node.textContent))) {
         range.setStart(node, found.index);
@@ -267,6 +269,13 @@ CONTROLS_WRAPPED = """() => [...document.querySelectorAll(".segmented")]
 
 
 ONE_LINE = "el => el.getBoundingClientRect().height"
+
+# On a phone a label stands above its value, not in a column of its own beside it.
+LABELS_BESIDE = """() => [...document.querySelectorAll("dl dt")]
+  .filter(dt => dt.offsetParent !== null && dt.nextElementSibling?.tagName === "DD")
+  .filter(dt => dt.nextElementSibling.getBoundingClientRect().left
+    > dt.getBoundingClientRect().left + 1)
+  .map(dt => dt.textContent.trim()).slice(0, 4)"""
 
 # A fieldset left in the browser's grey groove beside the rounded cards.
 DEFAULT_FIELDSETS = """() => [...document.querySelectorAll("fieldset")]
@@ -375,6 +384,8 @@ def test_no_page_scrolls_sideways(browser, live_server, shoot, width):
                 overflowing[name] = out
             if broken := page.evaluate(BROKEN_WORDS):
                 overflowing[name] = f"words broken mid-word: {broken}"
+            if width == "phone" and (beside := page.evaluate(LABELS_BESIDE)):
+                overflowing[name] = f"labels beside their values: {beside}"
             if grey := page.evaluate(DEFAULT_FIELDSETS):
                 overflowing[name] = f"browser-default fieldsets: {grey}"
             if wrapped := page.evaluate(CONTROLS_WRAPPED):
