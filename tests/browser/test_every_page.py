@@ -94,7 +94,7 @@ def seed_oauth(owner, base_url: str) -> dict[str, str]:
         "state": "s",
         "code_challenge": "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
         "code_challenge_method": "S256",
-        "scope": "products:read pages:read pages:write",
+        "scope": "communities:read communities:write products:read pages:read pages:write",
         "resource": base_url + "/mcp",
     }
     return {"consent": "/oauth/authorize?" + urlencode(query)}
@@ -205,6 +205,22 @@ def seed_requests(*keys) -> None:
     entries_write(entries)
 
 
+LEAK_URL = (
+    "https://github.com/acme-academy/storefront-sync/blob/4f1c2a9e0b7d44e1a3c5d8f2a1b3/"
+    "config/production.settings.env#L12"
+)
+
+
+def seed_leaked_key(owner):
+    """A key GitHub found in a public repository: revoked as a verified report revokes it."""
+    from apps.api_keys.leaks import _revoke_leaked
+
+    leaked = make_key(user=owner, name="Storefront sync", scopes=["pages:read", "pages:write"]).key
+    _revoke_leaked(leaked, LEAK_URL, "content")
+    leaked.refresh_from_db()
+    return leaked
+
+
 # Every element, not only the document: a table wider than its card scrolls inside it and hides
 # its last columns without making the page any wider.
 OUT_OF_BOUNDS = """() => {
@@ -224,8 +240,16 @@ OUT_OF_BOUNDS = """() => {
     }
     const card = el.parentElement && el.parentElement.closest(".card");
     const edge = card && card.getBoundingClientRect().right;
-    if (card && box.right > edge + 1)
+    if (card && box.right > edge + 1) {
       out.push("past its card by " + Math.round(box.right - edge) + " px: " + named(el));
+      continue;
+    }
+    // A table keeps to the card's padding (the consent page's permissions touched its edge).
+    const style = card && getComputedStyle(card);
+    const inner = card && edge - parseFloat(style.paddingRight)
+      - parseFloat(style.borderRightWidth);
+    if (card && el.tagName === "TABLE" && box.right > inner + 1)
+      out.push("in its card's padding by " + Math.round(box.right - inner) + " px: " + named(el));
   }
   return out.slice(0, 8);
 }"""
@@ -334,7 +358,8 @@ def test_no_page_scrolls_sideways(browser, live_server, shoot, width):
         name="Spring course publisher for the marketing site",
         scopes=["pages:read", "pages:write"],
     ).key
-    seed_requests(key, theirs)
+    leaked = seed_leaked_key(owner)
+    seed_requests(key, theirs, leaked)
     context = browser.new_context(
         base_url=live_server.url, viewport={"width": WIDTHS[width], "height": 900}
     )
@@ -365,6 +390,7 @@ def test_no_page_scrolls_sideways(browser, live_server, shoot, width):
             "key-page-waiting": f"/integrations/api/keys/{waiting.pk}/",
             "logs-refused": "/logs/?status=4xx",
             "key-narrow": f"/integrations/api/keys/{key.pk}/",
+            "key-page-leaked": f"/integrations/api/keys/{leaked.pk}/",
         }
         for name, path in pages.items():
             response = page.goto(path)
