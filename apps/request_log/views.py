@@ -14,10 +14,10 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
 from apps.api_keys.models import ApiKey
-from apps.common.dates import moment_text
+from apps.common.dates import moment_text, parse_day_text
 from apps.common.http import ip_address_or_none
 from apps.common.spreadsheet import csv_lines
-from apps.common.validation import InvalidInput, parse_day, parse_id
+from apps.common.validation import InvalidInput, parse_id
 from apps.workspaces.decorators import WorkspaceRequest, workspace_staff_required
 
 from .models import RequestLogEntry
@@ -71,12 +71,12 @@ def filters_from_query(query: QueryDict, keys: dict[int, ApiKey]) -> tuple[LogFi
             status = ""
     since = until = None
     if values["since"]:
-        day = parse_day(values["since"])
+        day = parse_day_text(values["since"])
         since = _day_start(day) if day else None
         if day is None:
             ignored.append("since")
     if values["until"]:
-        day = parse_day(values["until"])
+        day = parse_day_text(values["until"])
         until = _day_start(day) + timedelta(days=1) if day else None
         if day is None:
             ignored.append("until")

@@ -310,7 +310,9 @@ def test_the_expiry_notice_links_to_a_prefilled_recreate_form_and_the_key_page(
     ApiKey.objects.filter(pk=created.key.pk).update(description="Used by the deploy bot.")
     expiry_notices()
     body = mail.outbox[0].body
-    assert "(Europe/Berlin)" in body
+    # The moment in the workspace's zone, named once ("… 10:25 CET, in 4 days").
+    assert re.search(r"expires on \w{3} \d+, \d{4} \d\d:\d\d CET, in \d days", body)
+    assert "(Europe/Berlin)" not in body
     recreate = re.search(r"https://gatehouse\.example\.com(/\S+\?from=\d+)", body).group(1)
     key_page = f"https://gatehouse.example.com/integrations/api/keys/{created.key.pk}/"
     assert key_page in body

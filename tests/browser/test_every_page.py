@@ -294,6 +294,16 @@ CONTROLS_WRAPPED = """() => [...document.querySelectorAll(".segmented")]
 
 ONE_LINE = "el => el.getBoundingClientRect().height"
 
+# One date system: no browser date input (its "mm/dd/yyyy" beside our "Nov 26, 2026"), and no
+# moment whose zone is named twice ("06:57 UTC UTC", "08:02 UTC (UTC)").
+DATE_SYSTEM = r"""() => {
+  const out = [...document.querySelectorAll("input[type=date], input[type=datetime-local]")]
+    .map(input => "a browser date input: " + input.name);
+  const twice = document.body.innerText.match(/\d\d:\d\d ([A-Z]{3,5}) \(?\1\b/);
+  if (twice) out.push("a zone named twice: " + twice[0]);
+  return out;
+}"""
+
 # On a phone a label stands above its value, not in a column of its own beside it.
 LABELS_BESIDE = """() => [...document.querySelectorAll("dl dt")]
   .filter(dt => dt.offsetParent !== null && dt.nextElementSibling?.tagName === "DD")
@@ -412,6 +422,8 @@ def test_no_page_scrolls_sideways(browser, live_server, shoot, width):
                 overflowing[name] = f"words broken mid-word: {broken}"
             if width == "phone" and (beside := page.evaluate(LABELS_BESIDE)):
                 overflowing[name] = f"labels beside their values: {beside}"
+            if dates := page.evaluate(DATE_SYSTEM):
+                overflowing[name] = dates
             if grey := page.evaluate(DEFAULT_FIELDSETS):
                 overflowing[name] = f"browser-default fieldsets: {grey}"
             if wrapped := page.evaluate(CONTROLS_WRAPPED):
