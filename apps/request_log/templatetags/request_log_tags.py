@@ -12,6 +12,7 @@ from django.utils import timezone
 from apps.common.dates import moment_text, parse_moment_text
 from apps.common.validation import InvalidInput
 
+from ..objects import objects_named
 from ..reading import LogFilters, blast_radius, parse_when, requests_page
 
 register = template.Library()
@@ -65,13 +66,19 @@ def key_blast_radius(context: dict[str, Any], key: Any) -> dict[str, Any]:
                 "That moment is not one this page can read: showing from 24 hours before "
                 "the revocation."
             )
+    radius = blast_radius(key.workspace_id, key.pk, since)
+    member_pages = context.get("member_pages", False)
+    objects = objects_named(key.workspace_id, radius.objects)
+    if member_pages:  # the dashboard's pages of keys and communities are not a member's
+        objects = [{**row, "url": ""} for row in objects]
     return {
         "shown": True,
         "key": key,
-        "radius": blast_radius(key.workspace_id, key.pk, since),
+        "radius": radius,
+        "objects": objects,
         "since_value": moment_text(since),
         "zone": timezone.get_current_timezone_name(),
         "default_since": since == default,
         "problem": problem,
-        "member_pages": context.get("member_pages", False),
+        "member_pages": member_pages,
     }
