@@ -422,6 +422,8 @@ def test_no_page_scrolls_sideways(browser, live_server, shoot, width):
                 overflowing[name] = f"words broken mid-word: {broken}"
             if width == "phone" and (beside := page.evaluate(LABELS_BESIDE)):
                 overflowing[name] = f"labels beside their values: {beside}"
+            if name.startswith("logs") and (rows := page.evaluate(LOG_ROWS)):
+                overflowing[name] = rows
             if dates := page.evaluate(DATE_SYSTEM):
                 overflowing[name] = dates
             if grey := page.evaluate(DEFAULT_FIELDSETS):
@@ -457,3 +459,25 @@ def test_no_page_scrolls_sideways(browser, live_server, shoot, width):
         assert Community.objects.count() == 1
     finally:
         context.close()
+
+
+# Logs: each row's ▸ sits inside the card, and its method and path share one baseline.
+LOG_ROWS = """() => [...document.querySelectorAll(".request summary")].flatMap(summary => {
+  const card = summary.closest(".card").getBoundingClientRect();
+  const marker = getComputedStyle(summary, "::before");
+  const box = summary.getBoundingClientRect();
+  // An absolute marker is placed from its summary when that is positioned, else from the page.
+  const from = getComputedStyle(summary).position === "static" ? 0 : box.left;
+  const left = from + parseFloat(marker.left) + parseFloat(marker.marginLeft || "0");
+  const out = [];
+  if (marker.content !== "none" && left < card.left) out.push("▸ outside its card");
+  const method = summary.querySelector(".request-what > .mono:first-child");
+  const path = summary.querySelector(".clip--path");
+  if (method && path) {
+    const bottom = el => { const r = document.createRange(); r.selectNodeContents(el);
+      const rects = [...r.getClientRects()]; return rects.length ? rects[0].bottom : 0; };
+    const off = Math.abs(bottom(method) - bottom(path));
+    if (off > 0.5) out.push("method and path " + off.toFixed(1) + " px off one baseline");
+  }
+  return out;
+}).slice(0, 2)"""
