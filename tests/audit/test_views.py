@@ -159,7 +159,9 @@ def test_the_page_shows_labels_and_values_as_people_read_them(client, owner, wor
     )
     client.force_login(owner)
     page = client.get(URL).content.decode()
-    assert "Automatic transcription" in page and "Off → <strong>On</strong>" in page
+    assert "Automatic transcription" in page and (
+        '<span class="audit-before">Off</span> → <span class="audit-after">On</span>' in page
+    )
     assert (
         "auto_transcribe_uploads"
         not in page.split("<main", 1)[1].split("<form", 1)[0] + (page.split("</form>", 1)[1])

@@ -422,6 +422,14 @@ def test_no_page_scrolls_sideways(browser, live_server, shoot, width):
                 overflowing[name] = f"words broken mid-word: {broken}"
             if width == "phone" and (beside := page.evaluate(LABELS_BESIDE)):
                 overflowing[name] = f"labels beside their values: {beside}"
+            if name == "audit" and width == "desktop":
+                # Each moment on one line (it wrapped to six), and no change set in bold.
+                tall = page.locator("td[data-label=When] time").evaluate_all(
+                    "times => times.filter(t => t.getBoundingClientRect().height > 30).length"
+                )
+                bold = page.locator("td[data-label=What] strong").count()
+                if tall or bold:
+                    overflowing[name] = f"{tall} times on two lines or more, {bold} in bold"
             if name.startswith("logs") and (rows := page.evaluate(LOG_ROWS)):
                 overflowing[name] = rows
             if dates := page.evaluate(DATE_SYSTEM):
