@@ -15,3 +15,11 @@ def test_breakable_escapes_what_it_is_given_without_breaking_an_entity():
 def test_every_template_has_breakable():
     rendered = Template("{{ email|breakable }}").render(Context({"email": "a@b.c"}))
     assert rendered == "a@<wbr>b.<wbr>c"
+
+
+def test_json_pretty_indents_json_and_leaves_anything_else_as_it_came():
+    from apps.common.text import json_pretty
+
+    assert json_pretty('{"a":[1,"é"]}') == '{\n  "a": [\n    1,\n    "é"\n  ]\n}'
+    assert json_pretty("<html>Bad gateway</html>") == "<html>Bad gateway</html>"
+    assert json_pretty(None) == ""
