@@ -383,6 +383,8 @@ def test_no_page_scrolls_sideways(browser, live_server, shoot, width):
             "sign-in": "/sign-in/",
             "sign-up": "/sign-up/",
             "password-reset": "/account/password/reset/",
+            "password-reset-sent": "/account/password/reset/done/",
+            "password-reset-done": "/account/password/reset/key/done/",
             "sign-in-code": "/account/login/code/",
             "invitation": invitation_path(community),
         }
