@@ -175,6 +175,6 @@ def logs_export(request: WorkspaceRequest) -> StreamingHttpResponse:
     response = StreamingHttpResponse(
         csv_lines(itertools.chain([CSV_COLUMNS], lines())), content_type="text/csv"
     )
-    stamp = timezone.now().strftime("%Y%m%d-%H%M")
-    response["Content-Disposition"] = f'attachment; filename="requests-{stamp}.csv"'
+    stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
+    response["Content-Disposition"] = f'attachment; filename="gatehouse-requests-{stamp}.csv"'
     return response
