@@ -102,7 +102,7 @@ TEMPLATES = [
                 "apps.accounts.adapter.verification_state",
             ],
             # |day, |moment and |ago in every template: one way to write a date.
-            "builtins": ["apps.common.dates"],
+            "builtins": ["apps.common.dates", "apps.common.text"],
         },
     },
 ]

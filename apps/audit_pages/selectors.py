@@ -8,7 +8,8 @@ from django.http import QueryDict
 
 from apps.audit.actions import action_choices
 from apps.audit.models import AuditEvent
-from apps.common.validation import parse_day, parse_id
+from apps.common.dates import parse_day_text
+from apps.common.validation import parse_id
 from apps.workspaces.models import Workspace
 
 
@@ -43,7 +44,8 @@ class AuditFilters:
             "from date": not since or _date(since) is not None,
             "to date": not until or _date(until) is not None,
         }
-        if valid["from date"] and valid["to date"] and since and until and since > until:
+        first, last = _date(since), _date(until)
+        if first and last and first > last:
             valid["to date"] = False  # a range that ends before it starts
         return cls(
             action=action if valid["action"] else "",
@@ -59,7 +61,14 @@ class AuditFilters:
 
 
 def _date(value: str) -> date | None:
-    return parse_day(value)
+    """As the page's fields write a day ("Nov 26, 2026") or as ISO 8601."""
+    return parse_day_text(value)
+
+
+def _day(value: str) -> date:
+    day = _date(value)
+    assert day is not None  # from_query keeps only days it can read
+    return day
 
 
 def audit_events(workspace: Workspace, filters: AuditFilters) -> QuerySet[AuditEvent]:
@@ -68,10 +77,10 @@ def audit_events(workspace: Workspace, filters: AuditFilters) -> QuerySet[AuditE
     events = AuditEvent.objects.filter(workspace=workspace).select_related("key")
     zone = ZoneInfo(workspace.timezone)
     if filters.since:
-        start = datetime.combine(date.fromisoformat(filters.since), time.min, zone)
+        start = datetime.combine(_day(filters.since), time.min, zone)
         events = events.filter(created_at__gte=start)
     if filters.until:
-        next_day = date.fromisoformat(filters.until) + timedelta(days=1)
+        next_day = _day(filters.until) + timedelta(days=1)
         end = datetime.combine(next_day, time.min, zone)
         events = events.filter(created_at__lt=end)
     if filters.action:

@@ -99,7 +99,7 @@ def _mail_expiry_notice(key: ApiKey, now: datetime) -> None:
     send_email.enqueue(
         f"Your API key “{key.name}” expires {when}",
         f"The API key “{key.name}” ({key.hint}) in {key.workspace.name} expires on "
-        f"{stops} ({key.workspace.timezone}), {when}; it stops working at that "
+        f"{stops}, {when}; it stops working at that "
         "moment.\n\n"
         "Re-create it with the same name, description and permissions, then move your "
         f"integration to the new key:\n{links['recreate']}\n\n"

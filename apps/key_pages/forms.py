@@ -13,6 +13,7 @@ from apps.api_keys.policy import (
     MAX_LIFETIME,
     clean_description,
 )
+from apps.common.day_fields import DayField, DayInput
 from apps.common.validation import InvalidInput, clean_text
 
 # What each resource's permission allows, in the words of the create form.
@@ -88,8 +89,8 @@ class ApiKeyCreateForm(forms.Form):
         help_text="Optional: where it is used and who to ask, up to 500 characters.",
     )
     expiry = forms.ChoiceField(choices=EXPIRY_CHOICES, initial="365", widget=forms.RadioSelect)
-    custom_date = forms.DateField(
-        required=False, widget=forms.DateInput(attrs={"type": "date"}), label="Expiry date"
+    custom_date = DayField(
+        required=False, label="Expiry date", widget=DayInput(attrs={"autocomplete": "off"})
     )
     # Either the six scopes (tests, the re-create link) or one None / Read / Read & write choice
     # per resource (`access_<group>`, the form's own controls).
@@ -132,10 +133,9 @@ class ApiKeyCreateForm(forms.Form):
                 choices=ACCESS_CHOICES, required=False, widget=forms.RadioSelect
             )
         today = timezone.localdate(timezone=self.tz)
-        self.fields["custom_date"].widget.attrs.update(
-            min=(today + timedelta(days=1)).isoformat(),
-            max=(today + min(MAX_LIFETIME, timedelta(days=max_days))).isoformat(),
-        )
+        # The days a custom expiry may fall on, said beside its field.
+        self.first_day = today + timedelta(days=1)
+        self.last_day = today + min(MAX_LIFETIME, timedelta(days=max_days))
 
     def _chosen_scopes(self) -> set[str]:
         """The scopes the submitted (or initial) choices stand for."""
@@ -224,7 +224,8 @@ class ApiKeyCreateForm(forms.Form):
             chosen: date | None = data.get("custom_date")
             today = timezone.localdate(timezone=self.tz)
             if chosen is None:
-                self.add_error("custom_date", "Pick the date the key should expire.")
+                if not self.has_error("custom_date"):  # a date it could not read says so
+                    self.add_error("custom_date", "Pick the date the key should expire.")
             elif chosen <= today:
                 self.add_error("custom_date", "The expiry date must be in the future.")
             elif chosen > today + min(MAX_LIFETIME, timedelta(days=self.max_days)):

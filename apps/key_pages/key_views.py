@@ -10,6 +10,7 @@ from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
 
 from apps.api_keys.approvals import approval_decider_problem
+from apps.api_keys.audit_actions import KEY_LEAKED
 from apps.api_keys.choosable import chosen_names
 from apps.api_keys.models import ApiKey, ApiKeyState
 from apps.api_keys.narrowing import api_key_narrow
@@ -69,6 +70,10 @@ def _key_page(
         "unused_objects": {group: found for group, found in unused_objects.items() if found},
         "restrictions": _narrow_inputs(request, pages, key, None),
         "refusals": refusals_last_day(key.pk),
+        # A leak report revoked it: the page says so first, where and when it was found.
+        "leak": AuditEvent.objects.filter(workspace=request.workspace, key=key, action=KEY_LEAKED)
+        .order_by("created_at")
+        .first(),
         # Owners decide on a waiting key here too, unless it is their own.
         "can_decide": key.state == ApiKeyState.PENDING
         and not pages.member

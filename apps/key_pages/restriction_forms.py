@@ -11,6 +11,7 @@ from django.http import QueryDict
 
 from apps.api_keys.choosable import CHOOSABLE, choosable_objects, ids_named
 from apps.api_keys.restrictions import (
+    NOUNS,
     RESOURCE_GROUPS,
     Restrictions,
     clean_networks,
@@ -133,7 +134,16 @@ class RestrictionInputs:
             selected = self._value(f"limit_{group}", "all") == "selected"
             if not selected and self.narrowing and self.current.chosen[group] is not None:
                 selected = True  # "All" was not offered: keep the key limited
-            changes[group] = tuple(sorted(set(self._ids(group)))) if selected else None
+            ticked = self._ids(group)
+            if not selected and ticked:
+                # Never a silent choice between "All" and the boxes ticked below it.
+                count = f"{len(ticked)} {group if len(ticked) > 1 else NOUNS[group]}"
+                raise InvalidInput(
+                    group,
+                    f"You ticked {count} under “All {group}”: choose “Only these” to limit "
+                    f"the key to them, or untick them to allow all {group}.",
+                )
+            changes[group] = tuple(sorted(set(ticked))) if selected else None
         lines = self._value("networks", "").replace(",", "\n").splitlines()
         changes["networks"] = clean_networks([line for line in lines if line.strip()])
         rate = self._value("rate_limit", "").strip()

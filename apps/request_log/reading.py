@@ -14,6 +14,7 @@ from django.db.models import Count, Max, Min, Q, QuerySet
 from django.utils import timezone
 
 from apps.api.http import iso_time
+from apps.api_keys.models import ApiKey
 from apps.common.validation import InvalidInput, parse_moment
 
 from .models import RequestLogEntry
@@ -140,6 +141,15 @@ def requests_page(
     more = len(page) > limit
     page = page[:limit]
     return page, encode_cursor(page[-1]) if more and page else None
+
+
+@dataclass(frozen=True)
+class LogRow:
+    """A request as a list shows it: its entry, and its key when the list names keys (None
+    for a key since deleted, or in a list of one key's requests)."""
+
+    entry: RequestLogEntry
+    key: ApiKey | None = None
 
 
 def request_to_json(entry: RequestLogEntry) -> dict[str, Any]:

@@ -14,14 +14,14 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
 from apps.api_keys.models import ApiKey
-from apps.common.dates import moment_text
+from apps.common.dates import moment_text, parse_day_text
 from apps.common.http import ip_address_or_none
 from apps.common.spreadsheet import csv_lines
-from apps.common.validation import InvalidInput, parse_day, parse_id
+from apps.common.validation import InvalidInput, parse_id
 from apps.workspaces.decorators import WorkspaceRequest, workspace_staff_required
 
 from .models import RequestLogEntry
-from .reading import STATUS_CLASSES, LogFilters, parse_status, requests_page
+from .reading import STATUS_CLASSES, LogFilters, LogRow, parse_status, requests_page
 
 CSV_LIMIT = 100_000
 CSV_COLUMNS = [
@@ -72,12 +72,12 @@ def filters_from_query(query: QueryDict, keys: dict[int, ApiKey]) -> tuple[LogFi
             status = ""
     since = until = None
     if values["since"]:
-        day = parse_day(values["since"])
+        day = parse_day_text(values["since"])
         since = _day_start(day) if day else None
         if day is None:
             ignored.append("since")
     if values["until"]:
-        day = parse_day(values["until"])
+        day = parse_day_text(values["until"])
         until = _day_start(day) + timedelta(days=1) if day else None
         if day is None:
             ignored.append("until")
@@ -138,13 +138,11 @@ def logs_page(request: WorkspaceRequest) -> HttpResponse:
         if request.GET.get(name) and LABELS.get(name, name) not in ignored
     }
     filter_query = urlencode(query)
-    for entry in page:
-        entry.key = keys.get(entry.key_id)  # type: ignore[attr-defined]
     return render(
         request,
         "request_log/logs.html",
         {
-            "requests": page,
+            "requests": [LogRow(entry, keys.get(entry.key_id)) for entry in page],
             "next_query": urlencode({**query, "cursor": more}) if more else "",
             "filter_query": filter_query,
             "filters": {name: request.GET.get(name, "") for name in FIELDS},
@@ -192,6 +190,6 @@ def logs_export(request: WorkspaceRequest) -> StreamingHttpResponse:
     response = StreamingHttpResponse(
         csv_lines(itertools.chain([CSV_COLUMNS], lines())), content_type="text/csv"
     )
-    stamp = timezone.now().strftime("%Y%m%d-%H%M")
-    response["Content-Disposition"] = f'attachment; filename="requests-{stamp}.csv"'
+    stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
+    response["Content-Disposition"] = f'attachment; filename="gatehouse-requests-{stamp}.csv"'
     return response

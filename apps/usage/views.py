@@ -88,6 +88,6 @@ def usage_export(request: WorkspaceRequest) -> StreamingHttpResponse:
             ]
 
     response = StreamingHttpResponse(csv_lines(lines()), content_type="text/csv; charset=utf-8")
-    stamp = timezone.now().strftime("%Y%m%d")
-    response["Content-Disposition"] = f'attachment; filename="usage-{stamp}.csv"'
+    stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
+    response["Content-Disposition"] = f'attachment; filename="gatehouse-usage-{stamp}.csv"'
     return response

@@ -4,6 +4,7 @@ from django.contrib import messages
 from django.db.models import Count, Max, Q
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
@@ -93,11 +94,23 @@ def endpoint_detail(request: WorkspaceRequest, endpoint_id: int) -> HttpResponse
         else:
             messages.success(request, "Endpoint saved.")
             return redirect("webhooks:detail", endpoint.pk)
-    deliveries = endpoint.deliveries.prefetch_related("tries")[:LOG_SIZE]
+    deliveries = list(endpoint.deliveries.prefetch_related("tries")[:LOG_SIZE])
+    # A test event just queued (`?sent=` its moment; the worker writes its delivery) or a
+    # delivery not tried yet: the log refreshes itself until it is sent, for a minute at most.
+    waiting = any(d.status == "pending" and not d.attempts for d in deliveries)
+    sent = request.GET.get("sent", "")
+    if sent.isdigit() and 0 <= timezone.now().timestamp() - int(sent) < 60:
+        waiting = waiting or not any(d.created_at.timestamp() >= int(sent) for d in deliveries)
     return render(
         request,
         "webhooks/detail.html",
-        {"endpoint": endpoint, "form": form, "deliveries": deliveries, "now": timezone.now()},
+        {
+            "endpoint": endpoint,
+            "form": form,
+            "deliveries": deliveries,
+            "waiting": waiting,
+            "now": timezone.now(),
+        },
     )
 
 
@@ -107,7 +120,8 @@ def endpoint_test(request: WorkspaceRequest, endpoint_id: int) -> HttpResponse:
     endpoint = _endpoint(request, endpoint_id)
     endpoint_send_test(endpoint, actor=request_actor(request))
     messages.success(request, "Test event queued: it shows in the log below within seconds.")
-    return redirect("webhooks:detail", endpoint.pk)
+    detail = reverse("webhooks:detail", args=[endpoint.pk])
+    return redirect(f"{detail}?sent={int(timezone.now().timestamp())}")
 
 
 @require_http_methods(["POST"])

@@ -79,7 +79,7 @@ class WorkspaceSettingsForm(forms.Form):
     """The Settings page. Each field goes through the same validator as PATCH /workspace."""
 
     name = forms.CharField(label="Workspace name", max_length=100)
-    timezone = forms.ChoiceField(label="Scheduling timezone")
+    timezone = forms.ChoiceField(label="Scheduling time zone")
     auto_transcribe_uploads = forms.BooleanField(
         label="Transcribe uploads automatically", required=False
     )

@@ -116,6 +116,22 @@ document.addEventListener("htmx:confirm", async (event) => {
   if (confirmed) event.detail.issueRequest(true);
 });
 
+// A visible note at the top of the page, as the server's messages are shown after a reload.
+function showFlash(text) {
+  const main = document.getElementById("main");
+  if (!main || !text) return;
+  let box = main.querySelector(".flashes");
+  if (!box) {
+    box = document.createElement("div");
+    box.className = "flashes";
+    main.prepend(box);
+  }
+  const flash = document.createElement("div");
+  flash.className = "flash flash--success";
+  flash.textContent = text;
+  box.replaceChildren(flash);
+}
+
 // After an in-place change (a key revoked in its row): announce the outcome and put focus on
 // the new content, since the button that was focused is gone.
 document.addEventListener("htmx:afterSwap", (event) => {
@@ -123,6 +139,7 @@ document.addEventListener("htmx:afterSwap", (event) => {
   const changed = root.querySelector?.("[data-announce]") || document.querySelector("[data-announce]");
   if (!changed) return;
   announce(changed.dataset.announce);
+  showFlash(changed.dataset.announce);
   // A key revoked in place now counts among those the active list hides.
   const hidden = document.getElementById("inactive-count");
   if (hidden && changed.querySelector(".badge--revoked")) {  // (its class settles later)
@@ -170,6 +187,9 @@ document.addEventListener("input", (event) => {
     group.hidden = groupShown === 0;
     shown += groupShown;
   }
+  // The matches show as an open list under the search box (a closed select would still read
+  // only the zone chosen before, "UTC", whatever was typed).
+  select.size = words.length ? Math.min(Math.max(shown, 2), 8) : 0;
   const none = input.dataset.none && document.querySelector(input.dataset.none);
   const nothing = words.length > 0 && shown <= select.querySelectorAll("option:checked").length;
   if (none) none.hidden = !nothing;
@@ -210,4 +230,46 @@ document.addEventListener("click", (event) => {
 });
 for (const form of document.querySelectorAll("form")) {
   if (form.querySelector(".restriction-group[data-group]")) syncPickers(form);
+}
+
+// Each group's objects are picked only under "Only these": under "All" the picker hides and its
+// boxes are disabled, so nothing ticked there is sent. (Without JavaScript the server refuses a
+// tick under "All" with an error beside the group.)
+function syncLimit(group) {
+  const all = group.querySelector("input[type=radio][value=all]");
+  if (!all) return;
+  group.dataset.mode = all.checked ? "all" : "selected";
+  const picker = group.querySelector(".object-picker");
+  if (!picker) return;
+  picker.hidden = all.checked;
+  for (const box of picker.querySelectorAll("input")) box.disabled = all.checked;
+}
+document.addEventListener("change", (event) => {
+  if (event.target.matches?.("input[name^=limit_]")) syncLimit(event.target.closest(".restriction-group"));
+});
+for (const group of document.querySelectorAll(".restriction-group[data-group]")) syncLimit(group);
+
+// Phones: the Menu button opens the navigation (and the workspace switcher in it).
+const menuToggle = document.querySelector(".menu-toggle");
+if (menuToggle) {
+  menuToggle.addEventListener("click", () => {
+    const open = menuToggle.getAttribute("aria-expanded") !== "true";
+    menuToggle.setAttribute("aria-expanded", String(open));
+    document.getElementById("sidenav").classList.toggle("open", open);
+  });
+}
+
+// The key list's "Revoke selected…" shows once a key is ticked, and says how many (without
+// JavaScript it is always there, and the server says when nothing was ticked).
+const bulkRevoke = document.querySelector("button.bulk-revoke");
+function syncBulkRevoke() {
+  const ticked = document.querySelectorAll("input[type=checkbox][name=keys][form=bulk-revoke]:checked").length;
+  bulkRevoke.hidden = ticked === 0;
+  bulkRevoke.textContent = ticked > 1 ? `Revoke ${ticked} selected keys…` : "Revoke the selected key…";
+}
+if (bulkRevoke) {
+  syncBulkRevoke();
+  document.addEventListener("change", (event) => {
+    if (event.target.matches?.("input[name=keys][form=bulk-revoke]")) syncBulkRevoke();
+  });
 }

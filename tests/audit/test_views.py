@@ -160,7 +160,9 @@ def test_the_page_shows_labels_and_values_as_people_read_them(client, owner, wor
     )
     client.force_login(owner)
     page = client.get(URL).content.decode()
-    assert "Automatic transcription" in page and "Off → <strong>On</strong>" in page
+    assert "Automatic transcription" in page and (
+        '<span class="audit-before">Off</span> → <span class="audit-after">On</span>' in page
+    )
     assert (
         "auto_transcribe_uploads"
         not in page.split("<main", 1)[1].split("<form", 1)[0] + (page.split("</form>", 1)[1])
@@ -311,7 +313,9 @@ def test_the_expiry_notice_links_to_a_prefilled_recreate_form_and_the_key_page(
     ApiKey.objects.filter(pk=created.key.pk).update(description="Used by the deploy bot.")
     expiry_notices()
     body = mail.outbox[0].body
-    assert "(Europe/Berlin)" in body
+    # The moment in the workspace's zone, named once ("… 10:25 CET, in 4 days").
+    assert re.search(r"expires on \w{3} \d+, \d{4} \d\d:\d\d CET, in \d days", body)
+    assert "(Europe/Berlin)" not in body
     recreate = re.search(r"https://gatehouse\.example\.com(/\S+\?from=\d+)", body).group(1)
     key_page = f"https://gatehouse.example.com/integrations/api/keys/{created.key.pk}/"
     assert key_page in body

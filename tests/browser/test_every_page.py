@@ -94,7 +94,7 @@ def seed_oauth(owner, base_url: str) -> dict[str, str]:
         "state": "s",
         "code_challenge": "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
         "code_challenge_method": "S256",
-        "scope": "products:read pages:read pages:write",
+        "scope": "communities:read communities:write products:read pages:read pages:write",
         "resource": base_url + "/mcp",
     }
     return {"consent": "/oauth/authorize?" + urlencode(query)}
@@ -205,6 +205,22 @@ def seed_requests(*keys) -> None:
     entries_write(entries)
 
 
+LEAK_URL = (
+    "https://github.com/acme-academy/storefront-sync/blob/4f1c2a9e0b7d44e1a3c5d8f2a1b3/"
+    "config/production.settings.env#L12"
+)
+
+
+def seed_leaked_key(owner):
+    """A key GitHub found in a public repository: revoked as a verified report revokes it."""
+    from apps.leaks.reports import _revoke_leaked
+
+    leaked = make_key(user=owner, name="Storefront sync", scopes=["pages:read", "pages:write"]).key
+    _revoke_leaked(leaked, LEAK_URL, "content")
+    leaked.refresh_from_db()
+    return leaked
+
+
 # Every element, not only the document: a table wider than its card scrolls inside it and hides
 # its last columns without making the page any wider.
 OUT_OF_BOUNDS = """() => {
@@ -224,25 +240,35 @@ OUT_OF_BOUNDS = """() => {
     }
     const card = el.parentElement && el.parentElement.closest(".card");
     const edge = card && card.getBoundingClientRect().right;
-    if (card && box.right > edge + 1)
+    if (card && box.right > edge + 1) {
       out.push("past its card by " + Math.round(box.right - edge) + " px: " + named(el));
+      continue;
+    }
+    // A table keeps to the card's padding (the consent page's permissions touched its edge).
+    const style = card && getComputedStyle(card);
+    const inner = card && edge - parseFloat(style.paddingRight)
+      - parseFloat(style.borderRightWidth);
+    if (card && el.tagName === "TABLE" && box.right > inner + 1)
+      out.push("in its card's padding by " + Math.round(box.right - inner) + " px: " + named(el));
   }
   return out.slice(0, 8);
 }"""
 
 
-# A word in a table cell set on two lines ("owner@dem|o.gatehouse.t|est", "51 seco|nds ago"):
-# each word of each cell's text is measured as a DOM range; its boxes on more than one line
-# mean it was broken. Words end at spaces and hyphens (a break after a hyphen is a word's edge);
-# data that is not words (a JSON body in <pre>, a URL in a .break box) may break anywhere.
+# A word in a table cell or a label's value set on two lines ("owner@dem|o.gatehouse.t|est",
+# "51 seco|nds ago"): each word of each cell's text is measured as a DOM range; its boxes on
+# more than one line mean it was broken. Words end at spaces and hyphens (a break after a hyphen
+# is a word's edge); data that is not words (a JSON body in <pre>, a URL in a .break box) may
+# break anywhere.
 BROKEN_WORDS = """() => {
   const broken = [];
   const range = document.createRange();
-  for (const cell of document.querySelectorAll("td, th")) {
+  for (const cell of document.querySelectorAll("td, th, dd")) {
     const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
     for (let node = walker.nextNode(); node; node = walker.nextNode()) {
       if (node.parentElement.closest(".sr-only, dialog:not([open]), pre, .break")) continue;
-      const words = /[^\\s\\-]+/g;
+      // A label's value may break at an address's seams (after @ . / ? & = #), never inside.
+      const words = cell.tagName === "DD" ? /[^\\s\\-@.\\/?&=#]+/g : /[^\\s\\-]+/g;
       let found;
       while ((found = words.exec(node.textContent))) {
         range.setStart(node, found.index);
@@ -264,6 +290,31 @@ CONTROLS_WRAPPED = """() => [...document.querySelectorAll(".segmented")]
     .map(choice => Math.round(choice.getBoundingClientRect().top))).size > 1)
   .map(control => control.textContent.trim().replace(/\\s+/g, " "))
   .slice(0, 4)"""
+
+
+ONE_LINE = "el => el.getBoundingClientRect().height"
+
+# One date system: no browser date input (its "mm/dd/yyyy" beside our "Nov 26, 2026"), and no
+# moment whose zone is named twice ("06:57 UTC UTC", "08:02 UTC (UTC)").
+DATE_SYSTEM = r"""() => {
+  const out = [...document.querySelectorAll("input[type=date], input[type=datetime-local]")]
+    .map(input => "a browser date input: " + input.name);
+  const twice = document.body.innerText.match(/\d\d:\d\d ([A-Z]{3,5}) \(?\1\b/);
+  if (twice) out.push("a zone named twice: " + twice[0]);
+  return out;
+}"""
+
+# On a phone a label stands above its value, not in a column of its own beside it.
+LABELS_BESIDE = """() => [...document.querySelectorAll("dl dt")]
+  .filter(dt => dt.offsetParent !== null && dt.nextElementSibling?.tagName === "DD")
+  .filter(dt => dt.nextElementSibling.getBoundingClientRect().left
+    > dt.getBoundingClientRect().left + 1)
+  .map(dt => dt.textContent.trim()).slice(0, 4)"""
+
+# A fieldset left in the browser's grey groove beside the rounded cards.
+DEFAULT_FIELDSETS = """() => [...document.querySelectorAll("fieldset")]
+  .filter(set => set.offsetParent !== null && getComputedStyle(set).borderTopStyle === "groove")
+  .map(set => (set.querySelector("legend") || set).textContent.trim().slice(0, 40))"""
 
 
 def invitation_path(community) -> str:
@@ -317,7 +368,8 @@ def test_no_page_scrolls_sideways(browser, live_server, shoot, width):
         name="Spring course publisher for the marketing site",
         scopes=["pages:read", "pages:write"],
     ).key
-    seed_requests(key, theirs)
+    leaked = seed_leaked_key(owner)
+    seed_requests(key, theirs, leaked)
     context = browser.new_context(
         base_url=live_server.url, viewport={"width": WIDTHS[width], "height": 900}
     )
@@ -331,6 +383,8 @@ def test_no_page_scrolls_sideways(browser, live_server, shoot, width):
             "sign-in": "/sign-in/",
             "sign-up": "/sign-up/",
             "password-reset": "/account/password/reset/",
+            "password-reset-sent": "/account/password/reset/done/",
+            "password-reset-done": "/account/password/reset/key/done/",
             "sign-in-code": "/account/login/code/",
             "invitation": invitation_path(community),
         }
@@ -347,6 +401,8 @@ def test_no_page_scrolls_sideways(browser, live_server, shoot, width):
             "logs": "/logs/",
             "key-page-waiting": f"/integrations/api/keys/{waiting.pk}/",
             "logs-refused": "/logs/?status=4xx",
+            "key-narrow": f"/integrations/api/keys/{key.pk}/",
+            "key-page-leaked": f"/integrations/api/keys/{leaked.pk}/",
         }
         for name, path in pages.items():
             response = page.goto(path)
@@ -355,6 +411,9 @@ def test_no_page_scrolls_sideways(browser, live_server, shoot, width):
                 page.locator(".deliveries details summary").first.click()
             if name in ("logs", "key-page"):  # one request opened to its details
                 page.locator(".requests details summary").first.click()
+            if name == "key-narrow":  # its "Narrow by hand" form opened
+                page.click("summary:has-text('Narrow by hand')")
+                page.locator(".narrow-form").scroll_into_view_if_needed()
             shoot(page, f"{width}-{name}")
             scroll_width = page.evaluate("document.documentElement.scrollWidth")
             if scroll_width > WIDTHS[width]:
@@ -363,8 +422,27 @@ def test_no_page_scrolls_sideways(browser, live_server, shoot, width):
                 overflowing[name] = out
             if broken := page.evaluate(BROKEN_WORDS):
                 overflowing[name] = f"words broken mid-word: {broken}"
+            if width == "phone" and (beside := page.evaluate(LABELS_BESIDE)):
+                overflowing[name] = f"labels beside their values: {beside}"
+            if name == "audit" and width == "desktop":
+                # Each moment on one line (it wrapped to six), and no change set in bold.
+                tall = page.locator("td[data-label=When] time").evaluate_all(
+                    "times => times.filter(t => t.getBoundingClientRect().height > 30).length"
+                )
+                bold = page.locator("td[data-label=What] strong").count()
+                if tall or bold:
+                    overflowing[name] = f"{tall} times on two lines or more, {bold} in bold"
+            if name.startswith("logs") and (rows := page.evaluate(LOG_ROWS)):
+                overflowing[name] = rows
+            if dates := page.evaluate(DATE_SYSTEM):
+                overflowing[name] = dates
+            if grey := page.evaluate(DEFAULT_FIELDSETS):
+                overflowing[name] = f"browser-default fieldsets: {grey}"
             if wrapped := page.evaluate(CONTROLS_WRAPPED):
                 overflowing[name] = f"controls wrapped inside themselves: {wrapped}"
+            # The header is one line at every width (the brand never on two).
+            if (tall := page.locator("header.topbar").evaluate(ONE_LINE)) > 60:
+                overflowing[name] = f"header {tall:.0f} px tall"
             # Navigation pills keep their own height, however short the page.
             heights = page.locator("nav.sidenav a").evaluate_all(
                 "links => links.map(link => link.getBoundingClientRect().height)"
@@ -391,3 +469,25 @@ def test_no_page_scrolls_sideways(browser, live_server, shoot, width):
         assert Community.objects.count() == 1
     finally:
         context.close()
+
+
+# Logs: each row's ▸ sits inside the card, and its method and path share one baseline.
+LOG_ROWS = """() => [...document.querySelectorAll(".request summary")].flatMap(summary => {
+  const card = summary.closest(".card").getBoundingClientRect();
+  const marker = getComputedStyle(summary, "::before");
+  const box = summary.getBoundingClientRect();
+  // An absolute marker is placed from its summary when that is positioned, else from the page.
+  const from = getComputedStyle(summary).position === "static" ? 0 : box.left;
+  const left = from + parseFloat(marker.left) + parseFloat(marker.marginLeft || "0");
+  const out = [];
+  if (marker.content !== "none" && left < card.left) out.push("▸ outside its card");
+  const method = summary.querySelector(".request-what > .mono:first-child");
+  const path = summary.querySelector(".clip--path");
+  if (method && path) {
+    const bottom = el => { const r = document.createRange(); r.selectNodeContents(el);
+      const rects = [...r.getClientRects()]; return rects.length ? rects[0].bottom : 0; };
+    const off = Math.abs(bottom(method) - bottom(path));
+    if (off > 0.5) out.push("method and path " + off.toFixed(1) + " px off one baseline");
+  }
+  return out;
+}).slice(0, 2)"""

@@ -4,6 +4,7 @@ outcome filter and Logs' search by request id find the refused one."""
 
 import pytest
 import requests
+from playwright.sync_api import expect
 
 from tests.browser.test_dashboard import sign_in
 from tests.factories import make_key, owner_of
@@ -58,7 +59,15 @@ def test_the_key_page_shows_each_request_with_the_id_its_answer_carried(browser,
         "rows => rows.map(row => row.dataset.requestId)"
     )
     assert found == [ids[1]]
-    assert "insufficient-scope" in page.locator(f'[data-request-id="{ids[1]}"]').inner_text()
+    row = page.locator(f'[data-request-id="{ids[1]}"]')
+    assert "insufficient-scope" in row.inner_text()
+    # The row it found is opened to its details, and the field shows the whole id.
+    expect(row.locator(".request-panel")).to_be_visible()
+    assert row.locator(".request-panel h3").inner_text().startswith("GET /api/v1/products")
+    field = page.locator("input[name=q]")
+    widths = field.evaluate("input => [input.scrollWidth, input.clientWidth]")
+    assert widths[0] <= widths[1], widths
+    expect(page.locator(".requests-head")).to_contain_text("Duration")
 
 
 def test_revoking_from_the_keys_page_asks_in_the_same_dialog_and_stays_there(browser, live_server):

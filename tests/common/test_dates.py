@@ -30,3 +30,33 @@ def test_every_template_has_the_filters_without_loading_them():
         Context({"when": datetime(2027, 1, 5, 9, 30, tzinfo=UTC)})
     )
     assert rendered == "Jan 5, 2027 09:30 UTC · Jan 5, 2027"
+
+
+def test_a_day_is_read_as_the_pages_write_it_or_as_iso():
+    from datetime import date
+
+    from apps.common.dates import parse_day_text
+
+    for text in ("Nov 26, 2026", "nov 26 2026", "November 26, 2026", "26 Nov 2026", "2026-11-26"):
+        assert parse_day_text(text) == date(2026, 11, 26), text
+    for text in ("11/26/2026", "Nov 31, 2026", "1999-12-31", "", "２０２６-11-26", "x" * 100):
+        assert parse_day_text(text) is None, text
+
+
+def test_a_moment_is_read_in_the_zone_the_page_names():
+    from apps.common.dates import parse_moment_text
+
+    berlin = ZoneInfo("Europe/Berlin")
+    expected = datetime(2026, 11, 26, 5, 47, tzinfo=UTC)
+    assert parse_moment_text("Nov 26, 2026 06:47 CET", berlin) == expected
+    assert parse_moment_text("Nov 26, 2026 06:47", berlin) == expected
+    assert parse_moment_text("2026-11-26T06:47", berlin) == expected
+    for text in ("Nov 26, 2026 06:47 UTC", "Nov 26, 2026 25:00", "Nov 26, 2026", "soon"):
+        assert parse_moment_text(text, berlin) is None, text
+
+
+def test_when_gives_the_moment_with_how_long_ago_in_its_tooltip():
+    at = timezone.now() - timedelta(days=3)
+    rendered = Template("{{ at|when }}").render(Context({"at": at}))
+    assert f'<time datetime="{at.isoformat()}" title="3\xa0days ago">' in rendered
+    assert rendered.endswith(f"{moment_text(at)}</time>")

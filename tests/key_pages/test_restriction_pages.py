@@ -201,3 +201,40 @@ def test_a_restriction_refused_is_said_beside_its_own_field(client, owner):
     assert page.index('name="networks"') < error < page.index('name="rate_limit"')
     page = create(client, rate_limit="100001").content.decode()
     assert page.index('name="rate_limit"') < page.index("from 1 to 100,000 a minute")
+
+
+def test_a_community_ticked_under_all_communities_is_an_error_not_a_silent_choice(
+    client, owner, communities
+):
+    page = create(
+        client,
+        scopes=["communities:read"],
+        limit_communities="all",
+        chosen_communities=[communities[1].pk],
+    )
+    assert page.status_code == 200 and not ApiKey.objects.exists()
+    assert "You ticked 1 community under “All communities”" in page.content.decode()
+    unrestricted = make_key(user=owner, scopes=["communities:read"]).key
+    narrow = client.post(
+        f"/integrations/api/keys/{unrestricted.pk}/narrow/",
+        {
+            "scopes": unrestricted.scopes,
+            "limit_communities": "all",
+            "chosen_communities": [communities[0].pk, communities[1].pk],
+        },
+    )
+    assert narrow.status_code == 400
+    assert "You ticked 2 communities under “All communities”" in narrow.content.decode()
+    assert ApiKey.objects.get(pk=unrestricted.pk).restrictions == Restrictions()
+
+
+def test_narrowing_a_limited_group_shows_its_objects_without_a_one_choice_toggle(
+    client, owner, communities
+):
+    key = make_key(user=owner, restrictions=Restrictions(communities=(communities[0].pk,))).key
+    page = client.get(f"/integrations/api/keys/{key.pk}/").content.decode()
+    group = page.split('class="narrow-form"')[1].split('data-group="communities"')[1]
+    group = group.split("</fieldset>")[0]
+    assert 'type="hidden" name="limit_communities" value="selected"' in group
+    assert "radio" not in group and "Only these<" not in group
+    assert "Alpha" in group

@@ -102,7 +102,7 @@ def test_a_person_connects_an_app_which_then_calls_the_api_with_its_mcp_key(
     verifier, challenge = pkce()
     url = authorize_url(client_id, challenge)
     page = browser.get(url).content.decode()
-    assert "Test Assistant" in page and "unverified" in page
+    assert "Test Assistant" in page and ">Unverified</span>" in page
     assert "127.0.0.1:33418" in page  # the redirect's host
     params = redirect_params(approve(browser, url, workspace, ("products:read", "pages:read")))
     assert params["state"] == "st4te"

@@ -211,7 +211,7 @@ def test_the_sdk_connects_by_registration_refreshes_and_a_reused_token_ends_the_
     tools = run(list_tools(live_server, provider))
     assert {"get_workspace", "list_products", "create_page"} <= tools
     assert approver.seen["client"] == "SDK Test Client"
-    assert "unverified" in approver.seen["main"]
+    assert "Unverified" in approver.seen["main"]
     assert approver.seen["host"] == urlsplit(approver.redirect_uri).netloc
     assert OAuthClient.objects.get().source == OAuthClient.Source.REGISTERED
     key = ApiKey.objects.get()

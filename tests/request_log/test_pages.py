@@ -122,3 +122,17 @@ def test_a_revoked_keys_page_shows_what_it_did_and_from_where(client, owner):
     ).content.decode()
     assert "No request in this time." in later
     assert RequestLogEntry.objects.filter(key_id=key.key.pk).count() == 3
+
+
+def test_logs_placeholders_read_as_empty_filters_not_as_values_entered(client, owner):
+    page = client.get("/logs/").content.decode()
+    placeholders = re.findall(r'placeholder="([^"]*)"', page)
+    assert placeholders and all(p.startswith(("any ", "req_")) for p in placeholders), placeholders
+    assert 'size="30"' in page  # the request-id field holds a whole id
+
+
+def test_a_request_id_search_opens_the_row_it_finds(client, owner):
+    key = make_key(user=owner)
+    found = calls(client, key.secret)["refused"]
+    page = client.get("/logs/", {"q": found}).content.decode()
+    assert f'data-request-id="{found}">\n    <details open data-found>' in page

@@ -196,3 +196,29 @@ def add_endpoint(owner, url, events):
     return endpoint_create(
         owner.memberships.get().workspace, url=url, event_types=events, actor=Actor.of_user(owner)
     )
+
+
+def test_a_test_event_waiting_to_be_sent_keeps_the_log_refreshing_until_it_is(client, owner):
+    with receiver() as hooks:
+        endpoint = add_endpoint(owner, hooks.url, ["key.revoked"]).endpoint
+        answer = client.post(f"/settings/webhooks/{endpoint.pk}/test/")
+        waiting = client.get(answer["Location"]).content.decode()
+        assert 'id="deliveries"' in waiting and 'hx-trigger="every 2s"' in waiting
+        assert 'hx-select="#deliveries"' in waiting and "Nothing sent yet" in waiting
+        run_tasks()
+        sent = client.get(answer["Location"]).content.decode()
+    assert "hx-trigger" not in sent and "webhook.ping" in sent
+    assert "hx-trigger" not in client.get(f"/settings/webhooks/{endpoint.pk}/").content.decode()
+
+
+def test_the_log_shows_bodies_as_indented_json_under_a_title_larger_than_its_headings(
+    client, owner
+):
+    with receiver() as hooks:
+        endpoint = add_endpoint(owner, hooks.url, ["key.revoked"]).endpoint
+        client.post(f"/settings/webhooks/{endpoint.pk}/test/")
+        run_tasks()
+    page = client.get(f"/settings/webhooks/{endpoint.pk}/").content.decode()
+    assert '<h1 class="mono break endpoint-title">' in page
+    body = page.split("Body sent:")[1].split("</pre>")[0]
+    assert "{\n  &quot;type&quot;: &quot;webhook.ping&quot;,\n" in body

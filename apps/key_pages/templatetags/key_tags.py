@@ -39,3 +39,10 @@ def scope_label(scope: str) -> str:
     group, _, action = str(scope).partition(":")
     name = "API keys" if group == "keys" else group.capitalize()
     return f"{name}: {action.capitalize()}"
+
+
+@register.filter
+def state_label(state: str) -> str:
+    """A key's state as its badge says it: a key waiting for approval reads "Waiting", as the
+    Approvals page that lists it does (the API's word stays "pending")."""
+    return "Waiting" if state == "pending" else str(state).capitalize()

@@ -9,9 +9,11 @@ from typing import Any
 from django import template
 from django.utils import timezone
 
+from apps.common.dates import moment_text, parse_moment_text
 from apps.common.validation import InvalidInput
 
-from ..reading import LogFilters, blast_radius, parse_when, requests_page
+from ..objects import objects_named
+from ..reading import LogFilters, LogRow, blast_radius, parse_when, requests_page
 
 register = template.Library()
 
@@ -31,7 +33,7 @@ def key_requests(context: dict[str, Any], key: Any) -> dict[str, Any]:
     )
     return {
         "key": key,
-        "requests": rows,
+        "requests": [LogRow(entry) for entry in rows],
         "more": more,
         "outcome": outcome,
         "outcomes": OUTCOMES,
@@ -41,15 +43,10 @@ def key_requests(context: dict[str, Any], key: Any) -> dict[str, Any]:
 
 
 def _local_moment(value: str) -> datetime:
-    """A moment from the page's picker (`2026-11-25T14:02`, in the workspace's time zone), or
-    as the API takes it."""
-    try:
-        naive = datetime.strptime(value, "%Y-%m-%dT%H:%M")
-    except ValueError:
-        return parse_when(value, "since")
-    if not 2000 <= naive.year <= 9998:
-        raise InvalidInput("since", "since is out of range.")
-    return timezone.make_aware(naive, timezone.get_current_timezone())
+    """A moment as the page writes it (`Nov 25, 2026 14:02 UTC`, or `2026-11-25T14:02`, in the
+    workspace's time zone), or as the API takes it."""
+    moment = parse_moment_text(value, timezone.get_current_timezone())
+    return moment if moment is not None else parse_when(value, "since")
 
 
 @register.inclusion_tag("request_log/_blast_radius.html", takes_context=True)
@@ -69,12 +66,19 @@ def key_blast_radius(context: dict[str, Any], key: Any) -> dict[str, Any]:
                 "That moment is not one this page can read: showing from 24 hours before "
                 "the revocation."
             )
+    radius = blast_radius(key.workspace_id, key.pk, since)
+    member_pages = context.get("member_pages", False)
+    objects = objects_named(key.workspace_id, radius.objects)
+    if member_pages:  # the dashboard's pages of keys and communities are not a member's
+        objects = [{**row, "url": ""} for row in objects]
     return {
         "shown": True,
         "key": key,
-        "radius": blast_radius(key.workspace_id, key.pk, since),
-        "since_value": timezone.localtime(since).strftime("%Y-%m-%dT%H:%M"),
+        "radius": radius,
+        "objects": objects,
+        "since_value": moment_text(since),
+        "zone": timezone.get_current_timezone_name(),
         "default_since": since == default,
         "problem": problem,
-        "member_pages": context.get("member_pages", False),
+        "member_pages": member_pages,
     }
