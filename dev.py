@@ -152,16 +152,17 @@ def main() -> None:
                 + (f", or choose another port: python3 dev.py run --port {other}" if other else "")
             )
         ensure_environment("requirements.txt")
+        # Links in e-mails, the demo's among them (written before the server starts).
+        os.environ.setdefault("SITE_URL", f"http://127.0.0.1:{port}")
+        # OAuth's issuer and the MCP resource follow the address each request came to, so an
+        # MCP client connects at http://localhost:PORT/mcp as well as at 127.0.0.1.
+        os.environ.setdefault("OAUTH_ISSUER", "")
         print("Migrating the SQLite database (db.sqlite3) ...", flush=True)
         sh(PYTHON, "manage.py", "migrate", "--noinput", "-v0")
         print("Preparing the demo workspace and a fresh demo key ...", flush=True)
         sh(PYTHON, "manage.py", "demo", "--base-url", f"http://127.0.0.1:{port}")
         # A task worker beside the server: webhook deliveries, e-mails of jobs, the schedule
         # (expiry notices hourly, usage and pruning daily). Its log shares this console.
-        os.environ.setdefault("SITE_URL", f"http://127.0.0.1:{port}")  # links in e-mails
-        # OAuth's issuer and the MCP resource follow the address each request came to, so an
-        # MCP client connects at http://localhost:PORT/mcp as well as at 127.0.0.1.
-        os.environ.setdefault("OAUTH_ISSUER", "")
         worker = ["worker", "--", "--no-startup-delay", "--verbosity", "0"]  # deliveries logged
         sys.exit(
             serve_together(

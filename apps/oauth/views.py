@@ -8,6 +8,7 @@ from django.conf import settings
 from django.core.exceptions import DisallowedHost, RequestDataTooBig, TooManyFieldsSent
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.http.multipartparser import MultiPartParserError
+from django.template.defaultfilters import pluralize
 from django.views import defaults
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET
@@ -56,7 +57,8 @@ def _too_many(
         return None
     response = _oauth_error(
         error,
-        f"Too many {what} from this address; try again in {limit.retry_after} seconds.",
+        f"Too many {what} from this address; try again in {limit.retry_after} "
+        f"second{pluralize(limit.retry_after)}.",
         429,
     )
     response["Retry-After"] = str(limit.retry_after)

@@ -3,9 +3,14 @@ and taken as `--port N` or `N`, and a port already taken is said at once, before
 migrated or printed, with a non-zero exit."""
 
 import os
+import re
+import signal
 import socket
 import subprocess
 import sys
+import time
+import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -76,3 +81,90 @@ def test_help_says_the_port_and_how_to_choose_it(tmp_path):
     assert run.returncode == 0
     assert "--port PORT" in run.stdout and "(default 8000)" in run.stdout
     assert not (tmp_path / "dev.sqlite3").exists()
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Run:
+    """`python3 dev.py run --port N` in a session of its own, on a database, demo key file and
+    mailbox of the test's own; stopped (the whole session) at the end."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.port = _free_port()
+        self.tmp_path = tmp_path
+        self.mail = tmp_path / "mail"
+        env = dict(
+            os.environ,
+            DATABASE_URL=f"sqlite:///{tmp_path}/dev.sqlite3",
+            DEMO_KEY_FILE=str(tmp_path / "demo-key"),
+            EMAIL_FILE_PATH=str(self.mail),
+        )
+        for name in ("SITE_URL", "OAUTH_ISSUER", "REDIS_URL"):
+            env.pop(name, None)
+        self.log = tmp_path / "run.log"
+        with open(self.log, "w") as out:
+            self.process = subprocess.Popen(
+                [sys.executable, "dev.py", "run", "--port", str(self.port)],
+                cwd=ROOT,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+
+    def said(self) -> str:
+        return self.log.read_text()
+
+    def wait_for(self, what: Callable[[], bool], seconds: float, about: str) -> None:
+        deadline = time.monotonic() + seconds
+        while not what():
+            if self.process.poll() is not None:
+                pytest.fail(f"dev.py run ended with {self.process.returncode}:\n{self.said()}")
+            if time.monotonic() > deadline:
+                pytest.fail(f"{about} not within {seconds} s:\n{self.said()}")
+            time.sleep(0.5)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+        try:
+            self.process.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(10)
+
+
+@pytest.fixture
+def dev_run(tmp_path):
+    run = Run(tmp_path)
+    yield run
+    run.stop()
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:  # noqa: S310 - loopback
+            return response.status == 200
+    except OSError:
+        return False
+
+
+def _mails(folder: Path) -> list[str]:
+    return [path.read_text() for path in sorted(folder.glob("*.log"))] if folder.exists() else []
+
+
+def test_the_demo_mail_links_to_the_port_that_runs(dev_run):
+    dev_run.wait_for(lambda: _answers(f"http://127.0.0.1:{dev_run.port}/sign-in/"), 300, "serving")
+    dev_run.wait_for(
+        lambda: any("approval" in text for text in _mails(dev_run.mail)), 120, "the demo's e-mail"
+    )
+    links = [
+        link for text in _mails(dev_run.mail) for link in re.findall(r"https?://[^\s\"'<>]+", text)
+    ]
+    assert links and all(link.startswith(f"http://127.0.0.1:{dev_run.port}/") for link in links), (
+        links
+    )
