@@ -67,11 +67,12 @@ def _die_with_parent() -> None:
         pass  # not Linux: Ctrl-C and SIGTERM still stop both, through the handler below
 
 
-def run_port(args: list[str]) -> int:
-    """The port of `run`: `run --port 8001`, `run 8001`, or 8000; a bad one is a usage error."""
+def run_options(args: list[str]) -> argparse.Namespace:
+    """`run`'s options: the port (`run --port 8001`, `run 8001`, or 8000; a bad one is a
+    usage error) and --verbose."""
     parser = argparse.ArgumentParser(
         prog="python3 dev.py run",
-        usage="python3 dev.py run [--port PORT]",
+        usage="python3 dev.py run [--port PORT] [--verbose]",
         description="Set up, fill the demo workspace and serve it with a task worker beside.",
         epilog="`python3 dev.py run 8001` is the same as `python3 dev.py run --port 8001`.",
     )
@@ -79,13 +80,19 @@ def run_port(args: list[str]) -> int:
     parser.add_argument(
         "--port", metavar="PORT", help="the port to serve on at 127.0.0.1 (default 8000)"
     )
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="log each webhook delivery here too (/dev/webhooks/ always shows them)",
+    )
     options = parser.parse_args(args)
     if options.port and options.positional_port and options.port != options.positional_port:
         parser.error(f"two ports given: {options.positional_port} and --port {options.port}")
     text = options.port or options.positional_port or "8000"
     if not text.isdigit() or not 1 <= int(text) <= 65535:
         parser.error(f"the port must be a number from 1 to 65535, not {text!r}")
-    return int(text)
+    options.port = int(text)
+    return options
 
 
 def port_refusal(port: int) -> str | None:
@@ -106,14 +113,24 @@ def a_free_port_after(port: int) -> int | None:
     return next((p for p in range(port + 1, min(port + 50, 65536)) if not port_refusal(p)), None)
 
 
-def serve_together(*commands: list[str]) -> int:
-    """Run the server and the task worker as children of this process and stop both when
-    either ends or this process is told to stop (Ctrl-C, SIGTERM, SIGHUP): a worker is
-    never left behind to be joined by a second one on the next run. Returns the exit code
-    of the child that ended first (0 when this process was told to stop)."""
-    children = [
-        subprocess.Popen(command, cwd=ROOT, preexec_fn=_die_with_parent) for command in commands
-    ]
+def listening(port: int) -> bool:
+    """Whether something accepts connections on 127.0.0.1:`port` (a bare connection, which
+    the development server neither answers nor logs)."""
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+    except OSError:
+        return False
+    return True
+
+
+def serve_together(server: list[str], worker: list[str], port: int, banner: str) -> int:
+    """Run the server, then (once it listens, so that no delivery finds it missing) the task
+    worker, as children of this process; print `banner` last; stop both when either ends or
+    this process is told to stop (Ctrl-C, SIGTERM, SIGHUP): a worker is never left behind to
+    be joined by a second one on the next run. Returns the exit code of the child that ended
+    first (0 when this process was told to stop)."""
+    env = dict(os.environ, PYTHONUNBUFFERED="1")  # their lines in order with this one's
+    children = [subprocess.Popen(server, cwd=ROOT, env=env, preexec_fn=_die_with_parent)]
 
     def stop(signum: int, frame: object) -> None:
         raise SystemExit(0)
@@ -122,6 +139,13 @@ def serve_together(*commands: list[str]) -> int:
         signal.signal(getattr(signal, name), stop)
     code = 0
     try:
+        while children[0].poll() is None and not listening(port):
+            time.sleep(0.2)
+        if children[0].poll() is None:
+            children.append(
+                subprocess.Popen(worker, cwd=ROOT, env=env, preexec_fn=_die_with_parent)
+            )
+            print(banner, flush=True)
         while all(child.poll() is None for child in children):
             time.sleep(0.3)
         code = next(child.returncode for child in children if child.returncode is not None)
@@ -139,10 +163,35 @@ def serve_together(*commands: list[str]) -> int:
     return code
 
 
+def demo_banner(port: int, verbose: bool) -> str:
+    """What `manage.py demo` prints (where to sign in, the demo key), kept to be printed
+    last, below the server's and the worker's first lines, where a newcomer looks."""
+    base_url = f"http://127.0.0.1:{port}"
+    demo = subprocess.run(
+        [str(PYTHON), "manage.py", "demo", "--base-url", base_url],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    if demo.returncode != 0:
+        sys.stdout.write(demo.stdout)
+        sys.stderr.write(demo.stderr)
+        sys.exit(demo.returncode)
+    sys.stderr.write(demo.stderr)
+    banner = demo.stdout.rstrip("\n")
+    if not verbose:  # deliveries are not logged here then: /dev/webhooks/ shows each
+        banner = banner.replace(
+            ", whose log below shows each delivery",
+            "; `python3 dev.py run --verbose` logs each delivery here too",
+        )
+    return f"{banner}\n\nServing {base_url}/ with a task worker beside it; Ctrl-C stops both."
+
+
 def main() -> None:
     command, *rest = sys.argv[1:] or ["help"]
     if command == "run":
-        port = run_port(rest)
+        options = run_options(rest)
+        port = options.port
         # Before anything is set up or printed: a second server on a taken port would print a
         # demo key the running server does not know and send webhooks it cannot verify.
         if refusal := port_refusal(port):
@@ -157,17 +206,29 @@ def main() -> None:
         # OAuth's issuer and the MCP resource follow the address each request came to, so an
         # MCP client connects at http://localhost:PORT/mcp as well as at 127.0.0.1.
         os.environ.setdefault("OAUTH_ISSUER", "")
+        # Each webhook delivery is shown at /dev/webhooks/; logged here only with --verbose.
+        os.environ.setdefault("LOG_WEBHOOK_DELIVERIES", "1" if options.verbose else "0")
         print("Migrating the SQLite database (db.sqlite3) ...", flush=True)
         sh(PYTHON, "manage.py", "migrate", "--noinput", "-v0")
         print("Preparing the demo workspace and a fresh demo key ...", flush=True)
-        sh(PYTHON, "manage.py", "demo", "--base-url", f"http://127.0.0.1:{port}")
+        banner = demo_banner(port, options.verbose)
+        print("Starting the server, then the task worker ...", flush=True)
         # A task worker beside the server: webhook deliveries, e-mails of jobs, the schedule
         # (expiry notices hourly, usage and pruning daily). Its log shares this console.
-        worker = ["worker", "--", "--no-startup-delay", "--verbosity", "0"]  # deliveries logged
         sys.exit(
             serve_together(
                 [str(PYTHON), "manage.py", "runserver", f"127.0.0.1:{port}"],
-                [str(PYTHON), "manage.py", *worker],
+                [
+                    str(PYTHON),
+                    "manage.py",
+                    "worker",
+                    "--",
+                    "--no-startup-delay",
+                    "--verbosity",
+                    "0",
+                ],
+                port,
+                banner,
             )
         )
     elif command == "test":

@@ -314,11 +314,16 @@ if not DEBUG:
 if DEBUG or not globals().get("SECURE_SSL_REDIRECT", False):
     os.environ.setdefault("AUTHLIB_INSECURE_TRANSPORT", "1")
 
+# The reloader's "Watching" line, and each webhook delivery unless LOG_WEBHOOK_DELIVERIES=0.
+DEVELOPMENT_NOISE = ("django.utils.autoreload", "apps.webhooks")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "filters": {"redact_query_credentials": {"()": "apps.common.logging.RedactQueryCredentials"}},
+    "filters": {
+        "redact_query_credentials": {"()": "apps.common.logging.RedactQueryCredentials"},
+        "development_noise": {"()": "apps.common.logging.DevelopmentNoise"},
+    },
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",
@@ -333,8 +338,9 @@ LOGGING = {
             "handlers": ["console"],
             "level": "INFO",
             "propagate": False,
-            "filters": ["redact_query_credentials"],
+            "filters": ["redact_query_credentials", "development_noise"],
         },
+        **{name: {"filters": ["development_noise"]} for name in DEVELOPMENT_NOISE},
         # The MCP SDK logs two INFO lines per stateless request (its session manager starting
         # and stopping) and httpx2 one per call: noise at this volume, so warnings only. httpx
         # logs each webhook delivery's full URL, which may hold the receiver's own token:

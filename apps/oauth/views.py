@@ -1,6 +1,7 @@
 """The authorization server's HTTP doors: discovery, token, device code, registration and
 revocation. Authlib answers each; these views add the limits per address and the headers."""
 
+import json
 from collections.abc import Callable
 from functools import wraps
 
@@ -187,7 +188,13 @@ def token(request: HttpRequest) -> HttpResponse:
                 "authorization_code, refresh_token or the device code grant.",
             )
         )
-    return _cors(SERVER.create_token_response(request))
+    response = SERVER.create_token_response(request)
+    if grant_type == DEVICE_CODE_GRANT and response.status_code == 400:
+        if json.loads(response.content).get("error") in ("authorization_pending", "slow_down"):
+            # A device login's poll before the browser answers is the protocol (RFC 8628
+            # §3.5), not a bad request: no "Bad Request" WARNING every 5 s in the log.
+            response._has_been_logged = True  # Django's own mark: log_response skips it
+    return _cors(response)
 
 
 @oauth_endpoint

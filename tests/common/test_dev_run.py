@@ -6,6 +6,7 @@ import os
 import re
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -62,14 +63,14 @@ def test_a_taken_port_is_said_before_anything_is_set_up(tmp_path, taken_port, fo
         (["--port", "70000"], "the port must be a number from 1 to 65535, not '70000'"),
         (["--port"], "argument --port: expected one argument"),
         (["8001", "--port", "8002"], "two ports given: 8001 and --port 8002"),
-        (["--verbose"], "unrecognized arguments: --verbose"),
+        (["--quiet"], "unrecognized arguments: --quiet"),
     ],
 )
 def test_a_bad_port_is_a_usage_error_not_a_traceback(tmp_path, args, said):
     finished = _dev("run", *args, tmp_path=tmp_path, timeout=60)
     assert finished.returncode == 2
     assert said in finished.stderr and "Traceback" not in finished.stderr
-    assert "usage: python3 dev.py run [--port PORT]" in finished.stderr
+    assert "usage: python3 dev.py run [--port PORT] [--verbose]" in finished.stderr
     assert finished.stdout == "" and not (tmp_path / "dev.sqlite3").exists()
 
 
@@ -93,7 +94,7 @@ class Run:
     """`python3 dev.py run --port N` in a session of its own, on a database, demo key file and
     mailbox of the test's own; stopped (the whole session) at the end."""
 
-    def __init__(self, tmp_path: Path) -> None:
+    def __init__(self, tmp_path: Path, *options: str) -> None:
         self.port = _free_port()
         self.tmp_path = tmp_path
         self.mail = tmp_path / "mail"
@@ -103,12 +104,12 @@ class Run:
             DEMO_KEY_FILE=str(tmp_path / "demo-key"),
             EMAIL_FILE_PATH=str(self.mail),
         )
-        for name in ("SITE_URL", "OAUTH_ISSUER", "REDIS_URL"):
+        for name in ("SITE_URL", "OAUTH_ISSUER", "REDIS_URL", "LOG_WEBHOOK_DELIVERIES"):
             env.pop(name, None)
         self.log = tmp_path / "run.log"
         with open(self.log, "w") as out:
             self.process = subprocess.Popen(
-                [sys.executable, "dev.py", "run", "--port", str(self.port)],
+                [sys.executable, "dev.py", "run", "--port", str(self.port), *options],
                 cwd=ROOT,
                 env=env,
                 stdout=out,
@@ -168,3 +169,42 @@ def test_the_demo_mail_links_to_the_port_that_runs(dev_run):
     assert links and all(link.startswith(f"http://127.0.0.1:{dev_run.port}/") for link in links), (
         links
     )
+
+
+def _deliveries(tmp_path: Path) -> dict[str, int]:
+    with sqlite3.connect(tmp_path / "dev.sqlite3") as database:
+        rows = database.execute("SELECT status, count(*) FROM webhooks_webhookdelivery GROUP BY 1")
+        return dict(rows.fetchall())
+
+
+def test_the_first_screen_ends_with_the_banner(dev_run):
+    """Nothing buries where to sign in: the worker starts once the server listens (no
+    delivery finds it missing), deliveries and the reloader's line are not logged, and once
+    the demo's webhooks are all delivered the banner is still the last thing on screen."""
+    last_line = f"Serving http://127.0.0.1:{dev_run.port}/ with a task worker beside it;"
+    dev_run.wait_for(lambda: last_line in dev_run.said(), 300, "the banner")
+    dev_run.wait_for(
+        lambda: (d := _deliveries(dev_run.tmp_path)) and set(d) == {"delivered"},
+        120,
+        "every demo webhook delivered",
+    )
+    time.sleep(2)  # anything the worker would say after its last delivery
+    said = dev_run.said()
+    assert said.rstrip().splitlines()[-1].startswith(last_line), said[-3000:]
+    assert said.count("Demo key:") == 1 and said.count("Sign in:") == 1
+    assert said.index("Starting development server") < said.index("Demo key:")
+    for noise in ("Connection refused", "Watching for file changes", "Bad Request", "Webhook "):
+        assert noise not in said, noise
+    assert "`python3 dev.py run --verbose` logs each delivery here" in said
+
+
+def test_verbose_logs_each_delivery(tmp_path):
+    run = Run(tmp_path, "--verbose")
+    try:
+        run.wait_for(lambda: "Ctrl-C stops both." in run.said(), 300, "the banner")
+        run.wait_for(lambda: "signature valid" in run.said(), 120, "a delivery's line")
+        said = run.said()
+        assert re.search(r"INFO apps\.webhooks Webhook \S+ msg_\S+ to 127\.0\.0\.1:\d+: 204", said)
+        assert "Connection refused" not in said
+    finally:
+        run.stop()
