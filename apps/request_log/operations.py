@@ -121,6 +121,7 @@ OPERATIONS = (
             "door",
             "method",
             "path",
+            "operation",
             "status",
             "error",
             "durationMs",
