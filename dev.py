@@ -3,6 +3,7 @@
 
     python3 dev.py run     # venv, install, migrate, demo workspace and key, serve on :8000
     python3 dev.py run --port 8001   # the same on another port (`run 8001` says it too)
+    python3 dev.py run --verbose     # and log each webhook delivery in the console too
     python3 dev.py test    # venv, install, the whole suite (PostgreSQL if DATABASE_URL says so)
     python3 dev.py fuzz    # schemathesis against the running API and its OpenAPI document
     python3 dev.py bench   # the authentication benchmark (needs wrk)
@@ -212,6 +213,8 @@ def main() -> None:
         sh(PYTHON, "manage.py", "migrate", "--noinput", "-v0")
         print("Preparing the demo workspace and a fresh demo key ...", flush=True)
         banner = demo_banner(port, options.verbose)
+        if refusal := port_refusal(port):  # taken while the demo was prepared
+            sys.exit(f"{refusal} It was free a moment ago; stop what took it and run again.")
         print("Starting the server, then the task worker ...", flush=True)
         # A task worker beside the server: webhook deliveries, e-mails of jobs, the schedule
         # (expiry notices hourly, usage and pruning daily). Its log shares this console.
