@@ -2,6 +2,8 @@
 
 from typing import Any
 
+DEVELOPMENT_NOISE = ("django.utils.autoreload", "apps.webhooks")
+
 
 def log_settings(level: str) -> dict[str, Any]:
     """One console handler at `level`, every record through the secret redaction filter."""
@@ -10,7 +12,10 @@ def log_settings(level: str) -> dict[str, Any]:
         "disable_existing_loggers": False,
         "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
         # Every handler carries it (tests/common/test_logging.py checks): no line holds a secret.
-        "filters": {"redact_secrets": {"()": "apps.common.logging.RedactSecrets"}},
+        "filters": {
+            "redact_secrets": {"()": "apps.common.logging.RedactSecrets"},
+            "development_noise": {"()": "apps.common.logging.DevelopmentNoise"},
+        },
         "handlers": {
             "console": {
                 "class": "logging.StreamHandler",
@@ -25,8 +30,11 @@ def log_settings(level: str) -> dict[str, Any]:
                 "handlers": ["console"],
                 "level": "INFO",
                 "propagate": False,
-                "filters": ["redact_secrets"],
+                "filters": ["redact_secrets", "development_noise"],
             },
+            # The reloader's "Watching" line, and each webhook delivery unless
+            # LOG_WEBHOOK_DELIVERIES says to log them (`dev.py run --verbose`).
+            **{name: {"filters": ["development_noise"]} for name in DEVELOPMENT_NOISE},
             # Django's own defaults (a console handler while DEBUG, mail_admins) are replaced: its
             # records go to ours, through the redaction filter, like every other.
             "django": {"handlers": [], "level": "INFO", "propagate": True},

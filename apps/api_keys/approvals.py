@@ -11,6 +11,7 @@ from zoneinfo import ZoneInfo
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
+from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.utils import timezone
 
@@ -235,12 +236,14 @@ def api_keys_remind_owners(*, now: datetime | None = None) -> int:
                     f"waiting since {moment_text(key.approval_requested_at or now, zone)}"
                     for key in theirs
                 )
+                n = len(theirs)
                 send_email.enqueue(
-                    f"{len(theirs)} API key{'s' if len(theirs) != 1 else ''} wait for your "
-                    f"approval in {workspace.name}",
-                    f"These keys do not work until an owner approves them; unanswered for 7 "
-                    f"days, a key is denied.\n\n{lines}\n\n"
-                    f"Approve or deny them:\n{waiting_list_url()}\n",
+                    f"{n} API key{pluralize(n)} {pluralize(n, 'waits,wait')} for your approval "
+                    f"in {workspace.name}",
+                    f"{pluralize(n, 'This key does,These keys do')} not work until an owner "
+                    f"approves {pluralize(n, 'it,them')}; unanswered for 7 days, a key is "
+                    f"denied.\n\n{lines}\n\n"
+                    f"Approve or deny {pluralize(n, 'it,them')}:\n{waiting_list_url()}\n",
                     [owner],
                 )
         reminded += 1
@@ -254,4 +257,5 @@ def api_key_approval_job() -> str:
 
 def api_key_reminder_job() -> str:
     """The daily job: remind owners of the keys waiting for them."""
-    return f"{api_keys_remind_owners()} workspaces reminded"
+    reminded = api_keys_remind_owners()
+    return f"{reminded} workspace{pluralize(reminded)} reminded"

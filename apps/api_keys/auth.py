@@ -5,6 +5,7 @@ import time
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
+from django.template.defaultfilters import pluralize
 from django.utils import timezone
 
 from apps.api.errors import ApiFailure, insufficient_scope
@@ -78,7 +79,8 @@ blocked_addresses = _BlockedAddresses()
 def _too_many_failures(retry_after: int) -> ApiFailure:
     return ApiFailure(
         "rate-limited",
-        f"Too many failed authentications from this address; try again in {retry_after} seconds.",
+        "Too many failed authentications from this address; try again in "
+        f"{retry_after} second{pluralize(retry_after)}.",
         Retry_After=str(retry_after),
     )
 
@@ -135,7 +137,8 @@ def api_key_from_request(request: HttpRequest) -> ApiKey:
     if state is not None and state.refused:
         raise ApiFailure(
             "rate-limited",
-            f"Too many requests with this key; try again in {state.retry_after} seconds.",
+            f"Too many requests with this key; try again in {state.retry_after} "
+            f"second{pluralize(state.retry_after)}.",
             **state.headers(),
         )
     api_key_note_use(key, ip=address, now=now)

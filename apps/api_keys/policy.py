@@ -6,6 +6,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
+from django.template.defaultfilters import pluralize
 from django.utils import timezone
 
 from apps.accounts.models import User
@@ -75,11 +76,13 @@ def key_policy_problem(
         if not workspace.key_allow_no_expiry:
             return (
                 "This workspace's key policy requires an expiry: "
-                f"choose one of at most {longest} days."
+                f"choose one of at most {longest} day{pluralize(longest)}."
             )
         return None
     if expires_at > start + timedelta(days=longest + 1):
-        return f"This workspace's key policy allows keys of at most {longest} days."
+        return (
+            f"This workspace's key policy allows keys of at most {longest} day{pluralize(longest)}."
+        )
     return None
 
 

@@ -4,6 +4,8 @@ people read them ("On", "90 days", "Products: read"), for the page and the CSV a
 from dataclasses import dataclass
 from typing import Any
 
+from django.template.defaultfilters import pluralize
+
 from apps.api.scopes import EVERY_SCOPE, summarize_scopes
 from apps.api_keys.restrictions import Restrictions
 from apps.audit.models import AuditEvent
@@ -46,7 +48,7 @@ def human_value(field: str, value: Any) -> str:
     if field == "default_video_quality":
         return dict(VideoQuality.choices).get(value, value)
     if field == "key_max_lifetime_days":
-        return f"{value} days"
+        return f"{value} day{pluralize(value)}"
     if field == "role" or value in ROLE_LABELS:
         return ROLE_LABELS.get(value, value)
     return str(value)

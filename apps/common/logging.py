@@ -6,6 +6,7 @@ message is written as `gwk_[removed]`. This module imports nothing of Django: gu
 reads it before the application is loaded."""
 
 import logging
+import os
 import re
 from urllib.parse import urlsplit, urlunsplit
 
@@ -51,4 +52,26 @@ class RedactSecrets(logging.Filter):
             record.exc_text = redact(record.exc_text)
         if record.stack_info:
             record.stack_info = redact(record.stack_info)
+        return True
+
+
+class DevelopmentNoise(logging.Filter):
+    """Drop what buries a development console: the reloader's "Watching for file changes"
+    (once per process, twice each: two processes of `dev.py run` print it four times), and,
+    with LOG_WEBHOOK_DELIVERIES=0 (`dev.py run` without --verbose), each webhook delivery's
+    INFO line and the development receiver's access lines: /dev/webhooks/ shows them all."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.deliveries = os.environ.get("LOG_WEBHOOK_DELIVERIES", "1") != "0"
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.name == "django.utils.autoreload":
+            return not str(record.msg).startswith("Watching for file changes")
+        if self.deliveries:
+            return True
+        if record.name == "apps.webhooks":
+            return record.levelno > logging.INFO
+        if record.name == "django.server":
+            return "/dev/webhooks/receive" not in record.getMessage()
         return True

@@ -4,6 +4,7 @@ from zoneinfo import ZoneInfo
 
 from django import forms
 from django.http import QueryDict
+from django.template.defaultfilters import pluralize
 from django.utils import timezone
 
 from apps.api.scopes import ALL_SCOPES, GROUPS, KEY_SCOPES, MEMBER_SCOPES
@@ -231,7 +232,8 @@ class ApiKeyCreateForm(forms.Form):
             elif chosen > today + min(MAX_LIFETIME, timedelta(days=self.max_days)):
                 self.add_error(
                     "custom_date",
-                    f"The expiry date can be at most {self.max_days} days ahead "
+                    "The expiry date can be at most "
+                    f"{self.max_days} day{pluralize(self.max_days)} ahead "
                     "(this workspace's key policy)."
                     if self.max_days < 365
                     else "The expiry date can be at most 365 days ahead.",

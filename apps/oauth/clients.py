@@ -17,6 +17,7 @@ import httpcore
 import httpx
 from authlib.oauth2.rfc6749.errors import InvalidClientError
 from django.conf import settings
+from django.template.defaultfilters import pluralize
 from django.utils import timezone
 
 from apps.common.validation import NAME_FORBIDDEN_CATEGORIES
@@ -122,7 +123,7 @@ def _count_fetch() -> None:
     if limit is not None and limit.refused:
         raise InvalidClientError(
             description="Too many client metadata documents fetched for this address; try "
-            f"again in {limit.retry_after} seconds."
+            f"again in {limit.retry_after} second{pluralize(limit.retry_after)}."
         )
 
 

@@ -1,6 +1,7 @@
 """The authorization server's HTTP doors: discovery, token, device code, registration and
 revocation. Authlib answers each; these views add the limits per address and the headers."""
 
+import json
 from collections.abc import Callable
 from functools import wraps
 
@@ -8,6 +9,7 @@ from django.conf import settings
 from django.core.exceptions import DisallowedHost, RequestDataTooBig, TooManyFieldsSent
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.http.multipartparser import MultiPartParserError
+from django.template.defaultfilters import pluralize
 from django.views import defaults
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET
@@ -56,7 +58,8 @@ def _too_many(
         return None
     response = _oauth_error(
         error,
-        f"Too many {what} from this address; try again in {limit.retry_after} seconds.",
+        f"Too many {what} from this address; try again in {limit.retry_after} "
+        f"second{pluralize(limit.retry_after)}.",
         429,
     )
     response["Retry-After"] = str(limit.retry_after)
@@ -185,7 +188,13 @@ def token(request: HttpRequest) -> HttpResponse:
                 "authorization_code, refresh_token or the device code grant.",
             )
         )
-    return _cors(SERVER.create_token_response(request))
+    response = SERVER.create_token_response(request)
+    if grant_type == DEVICE_CODE_GRANT and response.status_code == 400:
+        if json.loads(response.content).get("error") in ("authorization_pending", "slow_down"):
+            # A device login's poll before the browser answers is the protocol (RFC 8628
+            # §3.5), not a bad request: no "Bad Request" WARNING every 5 s in the log.
+            response._has_been_logged = True  # Django's own mark: log_response skips it
+    return _cors(response)
 
 
 @oauth_endpoint

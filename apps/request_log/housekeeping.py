@@ -4,6 +4,7 @@ from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.db import connection
+from django.template.defaultfilters import pluralize
 from django.utils import timezone
 
 from .models import RequestLogEntry
@@ -19,10 +20,10 @@ def request_log_prune(now: datetime | None = None) -> str:
     if connection.vendor == "postgresql":
         partitions_ensure({today, today + timedelta(days=1), today + timedelta(days=2)})
         dropped = partitions_drop_before(first_kept)
-        return f"dropped {len(dropped)} days of the request log"
+        return f"dropped {len(dropped)} day{pluralize(len(dropped))} of the request log"
     start = datetime(first_kept.year, first_kept.month, first_kept.day, tzinfo=UTC)
     deleted, _ = RequestLogEntry.objects.filter(at__lt=start).delete()
-    return f"deleted {deleted} request log rows"
+    return f"deleted {deleted} request log row{pluralize(deleted)}"
 
 
 def request_log_daily() -> str:

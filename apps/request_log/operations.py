@@ -124,6 +124,7 @@ OPERATIONS = (
             "door",
             "method",
             "path",
+            "operation",
             "status",
             "error",
             "durationMs",

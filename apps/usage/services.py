@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
 from django.db import connection, transaction
+from django.template.defaultfilters import pluralize
 from django.utils import timezone
 
 from .models import KeyNetwork, KeyUsageDay, KeyUsageHour
@@ -77,4 +78,4 @@ def usage_daily() -> str:
     usage_moves_prune()
     pruned = usage_prune()
     rolled = usage_roll_up()
-    return f"pruned {pruned}, rolled up {len(rolled)} days"
+    return f"pruned {pruned}, rolled up {len(rolled)} day{pluralize(len(rolled))}"

@@ -105,7 +105,14 @@ def label(name: str) -> str:
     return words[:1].upper() + words[1:]
 
 
+_ISO_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)")
+
+
 def _text(value: Any) -> str:
+    """A value as people read it; a time as `keys list` writes it (Nov 27, 2026 06:46 UTC),
+    in the terminal's zone."""
+    if isinstance(value, str) and _ISO_TIME.fullmatch(value):
+        return when(datetime.fromisoformat(value).astimezone())
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, list):

@@ -1,4 +1,6 @@
-"""Where the CLI keeps its key: $XDG_CONFIG_HOME/gatehouse/credentials.json, mode 0600."""
+"""Where the CLI keeps its key: the system keychain (keychain.py) when one answers, else (or
+with --insecure-storage) $XDG_CONFIG_HOME/gatehouse/credentials.json, mode 0600, which also
+holds the rest: the server, the installation's id, the key's name and expiry."""
 
 import json
 import os
@@ -8,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from platformdirs import user_config_dir
+
+from . import keychain
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 
@@ -32,6 +36,8 @@ class Credentials:
     installation_id: str | None = None
     key_expires_at: str | None = None  # ISO time, from the login's expires_in
     key_name: str | None = None  # the name the server gave the key: the device's
+    storage: str | None = None  # "keychain" (the key is not in the file) or "file"
+    kept_in: str | None = None  # where, in words: the keychain's name
 
 
 def load() -> Credentials:
@@ -57,6 +63,8 @@ def load() -> Credentials:
         installation_id=data.get("installation_id"),
         key_expires_at=data.get("key_expires_at"),
         key_name=data.get("key_name"),
+        storage=data.get("storage"),
+        kept_in=data.get("kept_in"),
     )
 
 
@@ -66,8 +74,11 @@ def save(credentials: Credentials) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     temporary = path.with_suffix(".tmp")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    data = dict(credentials.__dict__)
+    if credentials.storage == "keychain":
+        del data["api_key"]  # in the keychain only
     with os.fdopen(fd, "w") as handle:
-        json.dump(credentials.__dict__, handle, indent=2)
+        json.dump(data, handle, indent=2)
     os.chmod(temporary, 0o600)
     os.replace(temporary, path)
     return path
@@ -88,4 +99,53 @@ def effective_url(credentials: Credentials, option: str | None) -> str:
 
 
 def effective_key(credentials: Credentials) -> str | None:
-    return os.environ.get("GATEHOUSE_API_KEY") or credentials.api_key
+    """GATEHOUSE_API_KEY, else the key of the last login."""
+    return os.environ.get("GATEHOUSE_API_KEY") or stored_key(credentials)
+
+
+def stored_key(credentials: Credentials) -> str | None:
+    """The key of the last login, from the keychain when it is kept there."""
+    if credentials.api_key is None and credentials.storage == "keychain" and credentials.url:
+        try:
+            credentials.api_key = keychain.fetch(credentials.url)
+        except keychain.KeychainUnavailable as error:
+            raise ConfigError(
+                f"Your key is kept in {credentials.kept_in or 'the system keychain'}, but {error}. "
+                "Unlock it, or log in again (`gatehouse login --insecure-storage` keeps the key "
+                "in a file instead)."
+            ) from None
+    return credentials.api_key
+
+
+def keep_key(credentials: Credentials, secret: str, *, insecure: bool) -> str | None:
+    """Store the key of a login: in the keychain unless `insecure` or none answers, then in
+    the credentials file. Returns what to say once when the keychain was passed over."""
+    credentials.api_key = secret
+    notice = None
+    if not insecure:
+        try:
+            credentials.kept_in = keychain.store(credentials.url or "", secret)
+            credentials.storage = "keychain"
+            save(credentials)
+            return None
+        except keychain.KeychainUnavailable as error:
+            notice = (
+                f"Stored the key in {credentials_path()} (mode 0600, readable by you alone) "
+                f"instead of the system keychain: {error}. "
+                "`gatehouse login --insecure-storage` chooses the file without trying."
+            )
+    credentials.storage, credentials.kept_in = "file", f"{credentials_path()} (mode 0600)"
+    save(credentials)
+    return notice
+
+
+def forget_key(credentials: Credentials) -> None:
+    """Delete the key of the last login wherever it is kept; the rest stays."""
+    if credentials.storage == "keychain" and credentials.url:
+        try:
+            keychain.delete(credentials.url)
+        except keychain.KeychainUnavailable as error:
+            raise ConfigError(f"The key was revoked, but {error}: it is still there.") from None
+    credentials.api_key = credentials.key_expires_at = credentials.key_name = None
+    credentials.storage = credentials.kept_in = None
+    save(credentials)

@@ -4,6 +4,7 @@ login, logout and whoami are written here; every command for an API operation is
 the server's operation table (commands.py), so the terminal follows the API by itself.
 """
 
+import os
 import platform
 import sys
 import time
@@ -53,9 +54,21 @@ def cli(ctx: click.Context, url: str | None, as_json: bool) -> None:
 )
 @click.option("--no-browser", is_flag=True, help="Do not try to open the approval page.")
 @click.option("--url", "login_url", help="The server to log in to (same as gatehouse --url).")
+@click.option(
+    "--insecure-storage",
+    is_flag=True,
+    help="Keep the key in a file readable by you alone (mode 0600), not the system keychain.",
+)
 @click.pass_context
-def login(ctx: click.Context, scopes: str, no_browser: bool, login_url: str | None) -> None:
-    """Log in through the browser; stores a key tagged CLI that lives 90 days."""
+def login(
+    ctx: click.Context,
+    scopes: str,
+    no_browser: bool,
+    login_url: str | None,
+    insecure_storage: bool,
+) -> None:
+    """Log in through the browser; stores a key tagged CLI that lives 90 days, in the system
+    keychain when one answers within 3 seconds (else, saying so, in a 0600 file)."""
     if login_url:
         ctx.obj["url"] = login_url.rstrip("/")
     requested = [s.strip() for s in scopes.replace(" ", ",").split(",") if s.strip()]
@@ -91,11 +104,12 @@ def login(ctx: click.Context, scopes: str, no_browser: bool, login_url: str | No
             pass
     click.echo("Waiting for approval in the browser (Ctrl+C to cancel) ...", err=True)
     token = _poll(url, grant)
-    credentials.url, credentials.api_key = url, token["access_token"]
-    credentials.key_name = device_name
+    credentials.url, credentials.key_name = url, device_name
     lifetime = timedelta(seconds=int(token.get("expires_in", 0)))
     credentials.key_expires_at = (datetime.now(UTC) + lifetime).isoformat(timespec="seconds")
-    path = config.save(credentials)
+    notice = config.keep_key(credentials, token["access_token"], insecure=insecure_storage)
+    if notice:
+        click.echo(notice, err=True)
     ctx.obj["url"] = url
     workspace = run_operation(ctx, _whoami_spec(), {})
     replaced = token.get("replaced_keys") or []
@@ -106,9 +120,9 @@ def login(ctx: click.Context, scopes: str, no_browser: bool, login_url: str | No
     )
     output(
         ctx,
-        {"workspace": workspace, "credentials": str(path), "replacedKeys": replaced},
-        f"Logged in (scopes: {token['scope']}). The key is stored in {path}.{replaces}\n"
-        + record_text(workspace),
+        {"workspace": workspace, "keptIn": credentials.kept_in, "replacedKeys": replaced},
+        f"Logged in (scopes: {token['scope']}). The key is kept in {credentials.kept_in}."
+        f"{replaces}\n" + record_text(workspace),
     )
 
 
@@ -151,17 +165,17 @@ def _poll(url: str, grant: dict[str, Any]) -> dict[str, Any]:
 def logout(ctx: click.Context) -> None:
     """Revoke this computer's key on the server and delete it here."""
     credentials = ctx.obj["credentials"]
-    if not credentials.api_key:
+    key = config.stored_key(credentials)
+    if not key:
         raise CliError("Not logged in.")
     response = send(
         "POST",
         f"{ctx.obj['url']}{LOGIN['revoke']}",
-        data={"token": credentials.api_key, "client_id": LOGIN["clientId"]},
+        data={"token": key, "client_id": LOGIN["clientId"]},
     )
     if not response.is_success:
         raise CliError(f"The server did not revoke the key ({response.status_code}); it is kept.")
-    credentials.api_key = credentials.key_expires_at = credentials.key_name = None
-    config.save(credentials)
+    config.forget_key(credentials)
     output(ctx, {"revoked": True}, "Logged out: the key is revoked and deleted.")
 
 
@@ -177,6 +191,41 @@ def whoami(ctx: click.Context) -> None:
         about["keyName"] = credentials.key_name or ""
         about["keyExpires"] = _local_time(credentials.key_expires_at)
     output(ctx, {**data, **about}, record_text({**data, **about}))
+
+
+@cli.group()
+def auth() -> None:
+    """Auth: status."""
+
+
+@auth.command()
+@click.pass_context
+def status(ctx: click.Context) -> None:
+    """The server, the account, the key's hint, scopes and expiry, and where the key is kept."""
+    credentials = ctx.obj["credentials"]
+    key = config.effective_key(credentials)
+    if not key:
+        raise CliError(f"Not logged in to {ctx.obj['url']}. Run `gatehouse login`.")
+    data = run_operation(ctx, _whoami_spec(), {})
+    from_environment = key != credentials.api_key or bool(os.environ.get("GATEHOUSE_API_KEY"))
+    about: dict[str, Any] = {
+        "server": ctx.obj["url"],
+        "account": data.get("userEmail"),
+        "workspace": data.get("workspaceName"),
+        "key": f"{key[:4]}…{key[-4:]}",
+        "scopes": data.get("scopes"),
+        "expires": (
+            _local_time(credentials.key_expires_at)
+            if credentials.key_expires_at and not from_environment
+            else "not known here (the key came from GATEHOUSE_API_KEY)"
+            if from_environment
+            else "never"
+        ),
+        "keptIn": "GATEHOUSE_API_KEY (the environment)"
+        if from_environment
+        else credentials.kept_in or f"{config.credentials_path()} (mode 0600)",
+    }
+    output(ctx, about, record_text(about))
 
 
 def _local_time(iso: str) -> str:

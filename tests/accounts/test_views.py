@@ -217,8 +217,11 @@ def test_the_known_device_cookie_is_signed_and_per_account(settings):
 
 def test_sign_up_takes_as_long_for_a_taken_address_as_for_a_new_one(settings):
     """The answer's timing must not tell whether an address has an account (it was 36 ms
-    against 754 ms). Real argon2, a warm-up, then the median of three of each."""
-    import statistics
+    against 754 ms), on a busy machine too. Real argon2, a warm-up and a round unmeasured, then
+    five rounds of one new and one taken address in turn, so that load from other processes
+    falls on both alike; each side's fastest answer is its own cost (load only ever adds to
+    it), and the two must be within 0.1 s."""
+    from apps.workspaces.signup import RECENT_SIGN_UP_SECONDS
 
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.Argon2PasswordHasher"]
     settings.SIGN_UP_MIN_SECONDS = 0.3
@@ -233,10 +236,12 @@ def test_sign_up_takes_as_long_for_a_taken_address_as_for_a_new_one(settings):
         return time.monotonic() - started
 
     timed("warm-up@example.com")
-    new = statistics.median(timed(f"new{n}@example.com") for n in range(3))
-    taken = statistics.median(timed("taken@example.com") for _ in range(3))
+    RECENT_SIGN_UP_SECONDS.clear()  # the first sign-up's own slowness sets no wait here
+    timed("unmeasured@example.com"), timed("taken@example.com")
+    rounds = [(timed(f"new{n}@example.com"), timed("taken@example.com")) for n in range(5)]
+    new, taken = min(pair[0] for pair in rounds), min(pair[1] for pair in rounds)
     assert taken >= 0.3 and new >= 0.3
-    assert abs(new - taken) < 0.1, (new, taken)
+    assert abs(new - taken) < 0.1, rounds
 
 
 def test_the_admin_signs_in_through_the_throttled_sign_in(client):

@@ -286,6 +286,19 @@ def test_the_daily_reminder_lists_waiting_keys_to_each_owner(client, owner_key, 
     assert "“One”" in mail.outbox[0].body and "“Two”" in mail.outbox[0].body
 
 
+def test_a_reminder_of_one_key_speaks_of_one_key(client, owner_key, admin_key):
+    set_approval(client, owner_key, "write")
+    post(client, "/keys", {"name": "One", "scopes": WRITE}, admin_key.secret)
+    run_tasks()
+    mail.outbox.clear()
+    assert api_keys_remind_owners() == 1
+    run_tasks()
+    (reminder,) = mail.outbox
+    assert reminder.subject == "1 API key waits for your approval in Acme"
+    assert "This key does not work until an owner approves it;" in reminder.body
+    assert "Approve or deny it:" in reminder.body and "them" not in reminder.body
+
+
 def test_a_roll_keeps_the_approval_and_narrowing_needs_none(client, owner_key, admin_key):
     set_approval(client, owner_key, "write")
     created = post(client, "/keys", {"name": "Bot", "scopes": WRITE}, admin_key.secret).json()

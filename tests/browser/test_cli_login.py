@@ -18,6 +18,7 @@ GATEHOUSE = Path(sys.executable).with_name("gatehouse")
 
 def cli_env(tmp_path: Path, live_server) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GATEHOUSE_")}
+    env.pop("DBUS_SESSION_BUS_ADDRESS", None)  # never the desktop's own keychain: the file
     return {**env, "XDG_CONFIG_HOME": str(tmp_path), "GATEHOUSE_URL": live_server.url}
 
 

@@ -25,6 +25,7 @@ def run(env: dict, *args: str) -> subprocess.CompletedProcess:
 @pytest.fixture
 def env(tmp_path) -> dict:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("GATEHOUSE_")}
+    clean.pop("DBUS_SESSION_BUS_ADDRESS", None)  # never the desktop's own keychain
     return {**clean, "XDG_CONFIG_HOME": str(tmp_path)}
 
 

@@ -1,6 +1,7 @@
 """`gatehouse keys ...` as a subprocess against a live server."""
 
 import json
+import re
 from datetime import timedelta
 
 import pytest
@@ -97,3 +98,24 @@ def test_keys_list_points_at_the_next_page(manager_env):
     second = run(manager_env, "keys", "list", "--limit", "2", "--cursor", cursor)
     names = [line.split()[1] for line in second.stdout.splitlines()[1:]]
     assert names == ["K0", "Manager"]
+
+
+def test_keys_show_writes_times_as_keys_list_does(manager_env):
+    manager = ApiKey.objects.get(name="Manager")
+    manager.expires_at = manager.created_at + timedelta(days=30)
+    manager.save(update_fields=["expires_at"])
+    shown = run(manager_env, "keys", "show", str(manager.pk))
+    assert shown.returncode == 0, shown.stderr
+    listed = run(manager_env, "keys", "list").stdout
+    expires = re.search(r"^Expires at +(.+)$", shown.stdout, re.M).group(1)
+    assert re.fullmatch(r"[A-Z][a-z]{2} \d{1,2}, 20\d\d \d\d:\d\d \S+", expires), expires
+    assert expires in listed  # the same words in both
+    assert not re.search(r"\d{4}-\d\d-\d\dT\d\d:\d\d", shown.stdout)  # no raw ISO time left
+
+
+def test_keys_requests_names_each_requests_operation(manager_env):
+    manager = ApiKey.objects.get(name="Manager")
+    assert run(manager_env, "products", "list").returncode == 0
+    table = run(manager_env, "keys", "requests", str(manager.pk)).stdout.splitlines()
+    assert "OPERATION" in table[0].split()
+    assert any(" list_products " in f" {row} " for row in table[1:]), table

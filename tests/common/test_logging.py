@@ -25,23 +25,36 @@ def _free_port() -> int:
 
 
 def _serve_and_call(command: list[str], port: int, tmp_path: Path) -> str:
-    env = dict(os.environ, DATABASE_URL=f"sqlite:///{tmp_path}/log.sqlite3", DEBUG="true")
+    """The server's whole log once it has answered the call and written its access line.
+    Deadlines rather than counts of naps: on a busy machine the server may take half a minute
+    to start and a moment to write the line after the answer."""
+    env = dict(
+        os.environ,
+        DATABASE_URL=f"sqlite:///{tmp_path}/log.sqlite3",
+        DEBUG="true",
+        PYTHONUNBUFFERED="1",  # every line in the file as it is written, none lost at the end
+    )
     log = tmp_path / "server.log"
     with open(log, "w") as out:
         server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
         try:
             url = f"http://127.0.0.1:{port}/api/v1/workspace?access_token={SECRET}"
-            for _ in range(100):
+            deadline = time.monotonic() + 90
+            while True:
                 try:
-                    urllib.request.urlopen(url, timeout=2)
+                    urllib.request.urlopen(url, timeout=10)
                 except urllib.error.HTTPError as answer:
                     assert answer.code == 400
                     break
                 except OSError:
+                    if time.monotonic() > deadline or server.poll() is not None:
+                        pytest.fail(f"the server did not answer: {log.read_text()}")
                     time.sleep(0.1)
-            else:
-                pytest.fail(f"the server did not answer: {log.read_text()}")
-            time.sleep(0.3)  # let the access line be written
+            deadline = time.monotonic() + 30
+            while "GET /api/v1/workspace" not in log.read_text():  # the access line
+                if time.monotonic() > deadline:
+                    pytest.fail(f"no access line within 30 s of the answer: {log.read_text()}")
+                time.sleep(0.1)
         finally:
             server.terminate()
             server.wait(10)

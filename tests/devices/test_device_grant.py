@@ -454,3 +454,19 @@ def test_an_approver_removed_while_the_key_is_minted_keeps_no_key():
         poller.join()
     assert polled[0]["error"] == "access_denied", polled
     assert not ApiKey.objects.filter(user=admin, revoked_at__isnull=True).exists()
+
+
+def test_a_pending_poll_is_the_protocol_not_a_warning_in_the_log(client, caplog):
+    """A device login polls every 5 s until the browser answers: those answers (pending,
+    slow_down) are no `Bad Request` WARNING each; a poll with a wrong code still is."""
+    code = start(client).json()["device_code"]
+    now = timezone.now()
+    with caplog.at_level("INFO", logger="django.request"):
+        with time_machine.travel(now, tick=False):
+            assert poll(client, code).json()["error"] == "authorization_pending"
+        with time_machine.travel(now + timedelta(seconds=2), tick=False):
+            assert poll(client, code).json()["error"] == "slow_down"
+        assert [r for r in caplog.records if r.name == "django.request"] == []
+        assert poll(client, "not-a-code").json()["error"] == "invalid_grant"
+    (warning,) = [r for r in caplog.records if r.name == "django.request"]
+    assert warning.levelname == "WARNING" and warning.getMessage() == "Bad Request: /oauth/token"
