@@ -11,7 +11,6 @@ from zoneinfo import ZoneInfo
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
-from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.utils import timezone
 
@@ -21,6 +20,7 @@ from apps.audit.services import Actor, audit_record
 from apps.common.dates import moment_text
 from apps.common.tasks import send_email
 from apps.common.validation import clean_long_text
+from apps.common.wording import pluralize
 from apps.workspaces.holders import place_problem
 from apps.workspaces.models import Membership, Workspace
 

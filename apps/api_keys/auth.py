@@ -5,12 +5,12 @@ import time
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
-from django.template.defaultfilters import pluralize
 from django.utils import timezone
 
 from apps.api.errors import ApiFailure, insufficient_scope
 from apps.api.operations import Needs
 from apps.api.scopes import ALL_SCOPES, WRITE_SCOPES
+from apps.common.wording import pluralize
 from apps.metering.facts import request_facts
 from apps.metering.requests import admit
 from apps.workspaces.models import Membership

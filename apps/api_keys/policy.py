@@ -6,12 +6,12 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
-from django.template.defaultfilters import pluralize
 from django.utils import timezone
 
 from apps.accounts.models import User
 from apps.api.scopes import EVERY_SCOPE, KEY_SCOPES, MEMBER_SCOPES
 from apps.common.validation import InvalidInput, clean_long_text
+from apps.common.wording import pluralize
 from apps.workspaces.choices import KeyApproval
 from apps.workspaces.holders import place_problem
 from apps.workspaces.models import Membership, Workspace

@@ -4,11 +4,10 @@ people read them ("On", "90 days", "Products: read"), for the page and the CSV a
 from dataclasses import dataclass
 from typing import Any
 
-from django.template.defaultfilters import pluralize
-
 from apps.api.scopes import EVERY_SCOPE, summarize_scopes
 from apps.api_keys.restrictions import Restrictions
 from apps.audit.models import AuditEvent
+from apps.common.wording import pluralize
 from apps.workspaces.choices import TRANSCRIPTION_LANGUAGES, VideoQuality
 
 FIELD_LABELS = {

@@ -3,13 +3,13 @@
 from django.contrib import messages
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from apps.accounts.models import User
 from apps.audit.services import request_actor
 from apps.common.validation import InvalidInput
+from apps.common.wording import pluralize
 from apps.invitations.services import invitation_create, pending_invitations
 from apps.workspaces.decorators import WorkspaceRequest, workspace_staff_required
 from apps.workspaces.models import Membership

@@ -4,7 +4,6 @@ from zoneinfo import ZoneInfo
 
 from django import forms
 from django.http import QueryDict
-from django.template.defaultfilters import pluralize
 from django.utils import timezone
 
 from apps.api.scopes import ALL_SCOPES, GROUPS, KEY_SCOPES, MEMBER_SCOPES
@@ -16,6 +15,7 @@ from apps.api_keys.policy import (
 )
 from apps.common.day_fields import DayField, DayInput
 from apps.common.validation import InvalidInput, clean_text
+from apps.common.wording import pluralize
 
 # What each resource's permission allows, in the words of the create form.
 GROUP_DESCRIPTIONS = {

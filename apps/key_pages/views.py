@@ -11,7 +11,6 @@ from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
-from django.template.defaultfilters import pluralize
 from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
 
@@ -22,6 +21,7 @@ from apps.audit.services import request_actor
 from apps.common.dates import moment_text
 from apps.common.spreadsheet import csv_lines
 from apps.common.validation import InvalidInput, parse_id
+from apps.common.wording import pluralize
 from apps.workspaces.decorators import WorkspaceRequest
 
 from .forms import ApiKeyCreateForm

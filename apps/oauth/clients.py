@@ -17,10 +17,10 @@ import httpcore
 import httpx
 from authlib.oauth2.rfc6749.errors import InvalidClientError
 from django.conf import settings
-from django.template.defaultfilters import pluralize
 from django.utils import timezone
 
 from apps.common.validation import NAME_FORBIDDEN_CATEGORIES
+from apps.common.wording import pluralize
 from apps.metering.limits import rate_limit_take
 from apps.webhooks.destinations import DestinationRefused, guarded_client, time_limit
 

@@ -9,12 +9,12 @@ from django.conf import settings
 from django.core.exceptions import DisallowedHost, RequestDataTooBig, TooManyFieldsSent
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.http.multipartparser import MultiPartParserError
-from django.template.defaultfilters import pluralize
 from django.views import defaults
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET
 
 from apps.common.http import client_ip, has_nul
+from apps.common.wording import pluralize
 from apps.metering.limits import rate_limit_take
 
 from .clients import DEVICE_CODE_GRANT, documents_fetched_for

@@ -4,8 +4,9 @@ from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.db import connection
-from django.template.defaultfilters import pluralize
 from django.utils import timezone
+
+from apps.common.wording import pluralize
 
 from .models import RequestLogEntry
 from .moving import request_log_moves_prune

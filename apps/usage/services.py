@@ -5,8 +5,9 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
 from django.db import connection, transaction
-from django.template.defaultfilters import pluralize
 from django.utils import timezone
+
+from apps.common.wording import pluralize
 
 from .models import KeyNetwork, KeyUsageDay, KeyUsageHour
 from .reading import ONE_DAY, rolled_through, start_of
