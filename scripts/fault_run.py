@@ -1,14 +1,14 @@
 """A scripted fault run against a production-like Gatehouse on this machine, which prints a
 figure for each fault and ends with a Markdown table.
 
-    .venv/bin/python scripts/fault_run.py [--only 1,3] [--requests 3000] [--ports P1,P2,P3,P4]
+    .venv/bin/python scripts/fault_run.py [--only 1,3] [--requests 3000] [--ports P1,P2,P3,P4[,P5]]
 
 It sets up everything itself: PgBouncer (scripts/start_pgbouncer.sh, unless one answers on
-127.0.0.1:6439 already), a fresh PostgreSQL database `gatehouse_faults` (dropped, created,
-migrated), Redis database 13 (emptied), a workspace, keys and a webhook endpoint made with the
-operator commands, a loopback webhook receiver (a threaded http.server in this process), three
-gunicorn servers (2 sync workers each, DEBUG off) through PgBouncer in transaction pooling, and
-two `manage.py worker` processes. Then the rows:
+127.0.0.1:6439 already), a fresh PostgreSQL database `gatehouse_faults` ($FAULT_RUN_DATABASE
+when set; dropped, created, migrated), Redis database 13 (emptied), a workspace, keys and a
+webhook endpoint made with the operator commands, a loopback webhook receiver (a threaded
+http.server in this process), three gunicorn servers (2 sync workers each, DEBUG off) through
+PgBouncer in transaction pooling, and two `manage.py worker` processes. Then the rows:
 
 1. every backend of the database terminated, again and again for a few seconds, while the two
    workers deliver ~300 webhook events and readers call the API;
@@ -22,10 +22,20 @@ two `manage.py worker` processes. Then the rows:
 6. every backend terminated, again and again, while keys are created (POST /keys) and the
    workspace renamed (PATCH /workspace): no 500, and each key created has its key.created row;
 7. SIGHUP (a graceful reload) to one app server's master under load: no request past the
-   client's 15 s timeout, none cut off, the p99 latency bounded.
+   client's 15 s timeout, none cut off, the p99 latency bounded;
+8. a Redis crash under load: the run's own Redis (append-only, `appendfsync always`, as
+   deploy/redis.conf sets production's) SIGKILLed and restarted from its file while 8 threads
+   send requests: every answered request counted and in the request log (by Request-Id);
+9. a mover SIGKILLed between taking its batches and writing them (`batch_take` in a
+   `manage.py shell`), then that Redis SIGKILLed and restarted inside the 5 s lease: seconds
+   until the batches' rows are in PostgreSQL (≤ 15 s), none written twice.
 
-It serves only on the ports it is told to (--ports: the three app servers' and the webhook
-receiver's), or on free ones it picks and prints.
+Rows 8 and 9 never touch the machine's shared Redis: they start a redis-server of their own
+(the fifth of --ports, or a free port, its files in /tmp/faults/redis-PORT/), point the app
+servers and task workers at it, and stop it at the end.
+
+It serves only on the ports it is told to (--ports: the three app servers', the webhook
+receiver's and optionally rows 8 and 9's Redis), or on free ones it picks and prints.
 
 Every process it starts is stopped at the end (their process groups), and every wait is
 bounded; the whole run takes about five minutes, and exits 1 when a row fails. Logs are in
@@ -59,7 +69,8 @@ from psycopg import sql
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 SCRATCH = Path("/tmp/faults")  # noqa: S108 - scratch logs, rewritten each run
-DATABASE = "gatehouse_faults"
+# FAULT_RUN_DATABASE: another name, for an engineer whose database must be their own.
+DATABASE = os.environ.get("FAULT_RUN_DATABASE", "gatehouse_faults")
 POSTGRES_PORT = 5432
 PGBOUNCER_PORT = 6439
 REDIS_URL = "redis://127.0.0.1:6379/13"
@@ -162,8 +173,10 @@ def call(
     body: object = None,
     headers: dict[str, str] | None = None,
     timeout: float = 15.0,
+    answer_headers: dict[str, str] | None = None,
 ) -> tuple[int | None, bytes]:
-    """One HTTP request to an app server: (status, body), or (None, b"") when cut off."""
+    """One HTTP request to an app server: (status, body), or (None, b"") when cut off; the
+    answer's headers go into `answer_headers` when given."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     sent = dict(headers or {})
     if key:
@@ -175,6 +188,8 @@ def call(
     try:
         conn.request(method, path, body=data, headers=sent)
         response = conn.getresponse()
+        if answer_headers is not None:
+            answer_headers.update(response.getheaders())
         return response.status, response.read()
     except (OSError, http.client.HTTPException):
         return None, b""
@@ -201,6 +216,7 @@ class Load:
         self.pause = pause
         self.results: list[tuple[float, int | None]] = []
         self.latencies: list[tuple[float, float]] = []  # (when sent, seconds to the answer)
+        self.request_ids: list[str] = []  # the Request-Id of every answer that came back
         self.lock = threading.Lock()
         self.stopping = threading.Event()
         self.numbers = itertools.count()
@@ -215,9 +231,14 @@ class Load:
                 return
             port = self.ports[number % len(self.ports)]
             sent = time.monotonic()
-            status, _ = call(port, WORKSPACE_PATH, self.key, headers=self.headers)
+            answer: dict[str, str] = {}
+            status, _ = call(
+                port, WORKSPACE_PATH, self.key, headers=self.headers, answer_headers=answer
+            )
             with self.lock:
                 self.results.append((time.monotonic(), status))
+                if status is not None and answer.get("Request-Id"):
+                    self.request_ids.append(answer["Request-Id"])
                 self.latencies.append((sent, time.monotonic() - sent))
             if self.pause:
                 self.stopping.wait(self.pause)
@@ -333,6 +354,8 @@ class Stack:
         self.mode: tuple[bool, bool] | None = None  # (redis, through PgBouncer)
         self.worker_mode: tuple[bool, bool] = (True, True)
         self.worker_numbers = itertools.count(1)
+        self.redis_url = REDIS_URL  # rows 8 and 9 point everything at a Redis of their own
+        self.served_url = REDIS_URL
 
     def env(self, *, redis_on: bool = True, pgbouncer: bool = True) -> dict[str, str]:
         env = {
@@ -362,7 +385,7 @@ class Stack:
         if pgbouncer:
             env["DATABASE_PREPARED_LOOKUP"] = "false"  # Debian's PgBouncer 1.18
         if redis_on:
-            env["REDIS_URL"] = REDIS_URL
+            env["REDIS_URL"] = self.redis_url
         return env
 
     def manage(self, *args: str) -> str:
@@ -399,7 +422,11 @@ class Stack:
         """The three servers in this mode (restarted if they run in another one); running
         task workers follow the mode."""
         mode = (redis_on, pgbouncer)
-        if self.mode == mode and all(p.poll() is None for p in self.servers):
+        if (
+            self.mode == mode
+            and self.served_url == self.redis_url
+            and all(p.poll() is None for p in self.servers)
+        ):
             return
         stop_all(self.servers)
         env = self.env(redis_on=redis_on, pgbouncer=pgbouncer)
@@ -419,11 +446,13 @@ class Stack:
                     raise RuntimeError(f"The server on port {port} did not start: see {SCRATCH}.")
                 time.sleep(0.3)
         self.mode = mode
+        moved = self.served_url != self.redis_url
+        self.served_url = self.redis_url
         say(
-            f"3 app servers up ({'Redis' if redis_on else 'no Redis'}, "
+            f"3 app servers up ({self.redis_url if redis_on else 'no Redis'}, "
             f"{'through PgBouncer' if pgbouncer else 'direct to PostgreSQL'}), ports {self.ports}"
         )
-        if self.workers and self.worker_mode != mode:
+        if self.workers and (self.worker_mode != mode or moved):
             count = len(self.alive_workers())
             self.stop_workers()
             self.worker_mode = mode
@@ -462,6 +491,50 @@ class Stack:
         stop_all(self.started)
 
 
+class OwnRedis:
+    """A redis-server of this run's own on loopback, with the persistence production sets
+    (deploy/redis.conf: append-only file, fsync always), which rows 8 and 9 SIGKILL and
+    restart from its file."""
+
+    def __init__(self, stack: Stack, port: int) -> None:
+        self.stack, self.port = stack, port
+        self.dir = SCRATCH / f"redis-{port}"
+        self.dir.mkdir(parents=True, exist_ok=True)
+        for old in self.dir.glob("**/*"):
+            if old.is_file():
+                old.unlink()
+        self.url = f"redis://127.0.0.1:{port}/0"
+        self.process: subprocess.Popen | None = None
+        self.start()
+
+    def start(self) -> None:
+        args = f"--port {self.port} --bind 127.0.0.1 --appendonly yes --appendfsync always"
+        self.process = self.stack._spawn(
+            ["redis-server", *args.split(), "--save", "", "--dir", str(self.dir)],
+            os.environ.copy(),
+            f"redis-{self.port}.log",
+        )
+        client = redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=2)
+        deadline = time.monotonic() + 30
+        while True:
+            with contextlib.suppress(redis.RedisError):
+                if client.ping():
+                    break
+            if time.monotonic() > deadline or self.process.poll() is not None:
+                raise RuntimeError(f"redis-server on {self.port} did not start: see {SCRATCH}.")
+            time.sleep(0.1)
+        say(f"Redis of the run's own on 127.0.0.1:{self.port} (append-only, fsync always)")
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash: no shutdown, no save."""
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(10)
+
+    def client(self) -> redis.Redis:
+        return redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=5)
+
+
 def stop_all(processes: list[subprocess.Popen]) -> None:
     """SIGTERM the process group of each process still running, wait, then SIGKILL what is
     left of those groups."""
@@ -489,6 +562,18 @@ class Setup:
     workspace: str
     admin_key: str
     pgbouncer_pid: int | None  # ours to stop, when this run started it
+    redis_port: int = 0  # rows 8 and 9's own Redis (0: a free port)
+    own_redis: "OwnRedis | None" = None
+
+    def redis_of_its_own(self) -> "OwnRedis":
+        """Rows 8 and 9's Redis (started on first use), with the servers and task workers
+        pointed at it: never the machine's shared one, which they kill."""
+        if self.own_redis is None:
+            self.own_redis = OwnRedis(self.stack, self.redis_port or free_port())
+        self.stack.redis_url = self.own_redis.url
+        self.stack.serve()
+        self.stack.ensure_workers(2)
+        return self.own_redis
 
     def key(self, name: str, scopes: str = "products:read") -> str:
         """A new key made with createapikey; its secret."""
@@ -1202,6 +1287,226 @@ def row_reload(setup: Setup, bound: float = 2.0) -> Row:
     )
 
 
+def logged_ids(key: int) -> tuple[set[str], int]:
+    """The request ids in the request log for `key`, and how many of its rows repeat one."""
+    rows = query("SELECT request_id FROM request_log WHERE key_id = %s", (key,))
+    ids = [request_id for (request_id,) in rows]
+    return set(ids), len(ids) - len(set(ids))
+
+
+def counted_for(key: int) -> int:
+    return int(
+        query("SELECT coalesce(sum(count), 0) FROM usage_keyusagehour WHERE key_id = %s", (key,))[
+            0
+        ][0]
+    )
+
+
+def row_redis_crash(setup: Setup, before: float = 4, outage: float = 1, after: float = 4) -> Row:
+    """Row 8: the app servers' Redis (the run's own) SIGKILLed under load and restarted from
+    its append-only file: every answered request counted and in the request log."""
+    stack = setup.stack
+    own = setup.redis_of_its_own()
+    name = "row8-reader"
+    secret = setup.key(name)
+    key = key_id(name)
+    load = Load(stack.ports, secret, threads=8)
+    time.sleep(before)
+    sent_before = load.done()
+    own.kill()
+    say(f"row 8: Redis on {own.port} SIGKILLed after {sent_before} answers")
+    time.sleep(outage)
+    own.start()
+    time.sleep(after)
+    load.stop()
+    statuses = load.statuses()
+    cut = statuses.pop(None, 0)
+    answered = sum(statuses.values())
+    answered_ids = set(load.request_ids)
+    moved = stack.manage("movebatches")
+    say(f"row 8: answers {dict(statuses)}, {cut} cut off; movebatches: {moved}")
+    # The app processes' own flushes (every 5 s) write what waited in their buffers while
+    # Redis was away; bounded wait until every answered request is logged and counted.
+    deadline = time.monotonic() + 45
+    while True:
+        logged, repeated = logged_ids(key)
+        counted = counted_for(key)
+        missing = answered_ids - logged
+        if (not missing and counted >= answered) or time.monotonic() > deadline:
+            break
+        time.sleep(1)
+    extra_logged = len(logged - answered_ids)  # requests whose answers never came back
+    lost_counts = max(0, answered - counted)
+    over = max(0, counted - answered - cut)
+    redis_away = log_lines("server-*", REDIS_AWAY)
+    say(
+        f"row 8: request log {len(logged)} rows for {answered} answered ({len(missing)} "
+        f"answered missing, {repeated} repeated, {extra_logged} without an answer); counted "
+        f"{counted}; servers logged '{REDIS_AWAY}' {redis_away}×"
+    )
+    passed = (
+        not missing
+        and repeated == 0
+        and extra_logged <= cut
+        and lost_counts == 0
+        and over == 0
+        and answered > 0
+    )
+    return Row(
+        "8",
+        f"the app servers' Redis (append-only, fsync always) SIGKILLed after {before:g} s of "
+        f"8 threads of requests and restarted {outage:g} s later",
+        f"{answered} answered ({cut} cut off): {len(missing)} missing from the request log, "
+        f"{repeated} logged twice, {extra_logged} logged without an answer; {counted} counted "
+        f"in PostgreSQL ({lost_counts} lost, {over} more than sent)",
+        "0 missing, 0 twice; counts = answered (+ cut off)",
+        "pass" if passed else "FAIL",
+    )
+
+
+def batch_items(client: redis.Redis, name: str) -> tuple[set[str], int]:
+    """A request-log batch's request ids (its entries'), and how many items it holds."""
+    ids = set()
+    items = client.lrange(name, 0, -1)
+    for raw in items:
+        kind, _, body = raw.decode().partition("|")
+        if kind.startswith("P") or kind == "F":
+            ids.add(str(json.loads(body)[0]))
+    return ids, len(items)
+
+
+TAKE_AND_HANG = """
+import time
+from apps.metering.batches import batch_take
+from apps.metering.records import REDIS_COUNTS, REDIS_REQUESTS
+from apps.request_log.moving import BATCH_PREFIX as REQUESTS
+from apps.usage.moving import BATCH_PREFIX as COUNTS
+print("taken", batch_take(REDIS_REQUESTS, REQUESTS), batch_take(REDIS_COUNTS, COUNTS), flush=True)
+time.sleep(120)
+"""
+
+
+def row_killed_mover(setup: Setup, bound: float = 15) -> Row:
+    """Row 9: a mover (a `manage.py shell` taking the request log's and the counts' batches as
+    an app process's move does, with batch_take) SIGKILLed before it writes; the run's Redis
+    then SIGKILLed and restarted inside the lease: seconds until the batch's rows are in
+    PostgreSQL (taken back by an app process's next flush), and none written twice."""
+    stack = setup.stack
+    own = setup.redis_of_its_own()
+    name = "row9-reader"
+    secret = setup.key(name)
+    key = key_id(name)
+    load = Load(stack.ports, secret, threads=4, pause=0.02)
+    time.sleep(3)
+    mover = subprocess.Popen(
+        [sys.executable, "manage.py", "shell", "--no-imports", "-c", TAKE_AND_HANG],
+        cwd=ROOT,
+        env=stack.env(pgbouncer=False),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
+    stack.started.append(mover)
+    line: list[str] = []
+    output = mover.stdout
+    assert output is not None  # noqa: S101 - stdout=PIPE
+
+    def read_taken() -> None:
+        for text in output:
+            if text.startswith("taken "):
+                line.append(text.removeprefix("taken "))
+                return
+
+    reader = threading.Thread(target=read_taken, daemon=True)
+    reader.start()
+    reader.join(60)
+    taken = (line[0] if line else "").split()
+    if len(taken) != 2 or "None" in taken:
+        stop_all([mover])
+        load.stop()
+        return Row("9", "a mover SIGKILLed mid-move", f"no batch taken: {taken}", "≤ 15 s", "FAIL")
+    requests_batch, counts_batch = taken
+    client = own.client()
+    ids, items = batch_items(client, f"gatehouse:requests:batch:{requests_batch}")
+    counts_in_batch = sum(
+        int(n) for n in client.hgetall(f"gatehouse:usage:batch:{counts_batch}").values()
+    )
+    os.killpg(mover.pid, signal.SIGKILL)
+    killed_at = time.monotonic()
+    mover.wait(10)
+    say(
+        f"row 9: mover SIGKILLed holding request-log batch {requests_batch} ({items} items, "
+        f"{len(ids)} entries) and counts batch {counts_batch} ({counts_in_batch} counts)"
+    )
+    own.kill()
+    time.sleep(0.5)
+    own.start()
+    client = own.client()
+    restarted = time.monotonic() - killed_at
+    say(f"row 9: Redis SIGKILLed and restarted {restarted:.1f} s after the mover's death")
+    kept = bool(client.exists(f"gatehouse:requests:batch:{requests_batch}"))
+    deadline = killed_at + 120
+    seconds = None
+    while time.monotonic() < deadline:
+        logged, _ = logged_ids(key)
+        marked = query("SELECT count(*) FROM usage_usagemove WHERE batch = %s", (counts_batch,))
+        if ids <= logged and marked[0][0] == 1:
+            seconds = time.monotonic() - killed_at
+            break
+        time.sleep(0.2)
+    load.stop()
+    statuses = load.statuses()
+    cut = statuses.pop(None, 0)
+    answered = sum(statuses.values())
+    stack.manage("movebatches")
+    time.sleep(USAGE_FLUSH_SLACK)
+    logged, repeated = logged_ids(key)
+    missing = set(load.request_ids) - logged
+    counted = counted_for(key)
+    left = client.exists(
+        f"gatehouse:requests:batch:{requests_batch}", f"gatehouse:usage:batch:{counts_batch}"
+    ) + sum(
+        bool(client.zscore(index, batch))
+        for index, batch in (
+            ("gatehouse:requests:batches", requests_batch),
+            ("gatehouse:usage:batches", counts_batch),
+        )
+    )
+    taken_back = log_lines("server-*", "a stopped mover left")
+    figure = (
+        (f"{seconds:.1f} s" if seconds is not None else "not within 120 s")
+        + f" from the mover's SIGKILL until its batches ({len(ids)} request-log entries, "
+        f"{counts_in_batch} counts) were in PostgreSQL; Redis restarted inside the lease, the "
+        f"batch {'kept' if kept else 'LOST'}; {answered} answered ({cut} cut off): "
+        f"{len(missing)} missing from the log, {repeated} logged twice, {counted} counted; "
+        f"{left} batch keys left in Redis; servers logged a take-back {taken_back}×"
+    )
+    say(f"row 9: {figure}")
+    passed = (
+        seconds is not None
+        and seconds <= bound
+        and kept
+        and ids
+        and not missing
+        and repeated == 0
+        and answered <= counted <= answered + cut
+        and left == 0
+    )
+    return Row(
+        "9",
+        "a mover SIGKILLed between taking its batches and writing them (manage.py shell with "
+        "batch_take), then the Redis SIGKILLed and restarted inside the 5 s lease, under "
+        "4 threads of requests",
+        figure,
+        f"≤ {bound:g} s; 0 missing, 0 twice, 0 left",
+        "pass" if passed else "FAIL",
+    )
+
+
+USAGE_FLUSH_SLACK = 6  # one app flush (USAGE_FLUSH_SECONDS = 5) after the load stops
+
+
 def table(rows: list[Row]) -> str:
     lines = ["| row | fault | figure | required | result |", "|---|---|---|---|---|"]
     for row in rows:
@@ -1212,26 +1517,30 @@ def table(rows: list[Row]) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", default="1,2,3,4,5,6,7", help="rows to run, e.g. 1,3")
+    parser.add_argument("--only", default="1,2,3,4,5,6,7,8,9", help="rows to run, e.g. 1,3")
     parser.add_argument("--requests", type=int, default=3000, help="row 3's requests (3000)")
     parser.add_argument(
         "--ports",
         default="",
-        help="the ports to serve on: the three app servers' and the webhook receiver's, "
-        "e.g. 18001,18002,18003,18004 (default: free ones)",
+        help="the ports to serve on: the three app servers' and the webhook receiver's, and "
+        "optionally rows 8 and 9's own Redis, e.g. 18001,18002,18003,18004,18005 (default: "
+        "free ones)",
     )
     options = parser.parse_args()
     wanted = {part.strip() for part in options.only.split(",") if part.strip()}
-    if not wanted <= {"1", "2", "3", "4", "5", "6", "7"}:
-        parser.error("--only takes row numbers from 1 to 7")
+    if not wanted <= {str(number) for number in range(1, 10)}:
+        parser.error("--only takes row numbers from 1 to 9")
     ports: list[int] | None = None
     if options.ports:
         try:
             ports = [int(part) for part in options.ports.split(",")]
         except ValueError:
-            parser.error("--ports takes four port numbers separated by commas")
-        if len(ports) != SERVERS + 1 or len(set(ports)) != len(ports):
-            parser.error("--ports takes four different ports: three app servers, one receiver")
+            parser.error("--ports takes four or five port numbers separated by commas")
+        if len(ports) not in (SERVERS + 1, SERVERS + 2) or len(set(ports)) != len(ports):
+            parser.error(
+                "--ports takes four or five different ports: three app servers, one receiver, "
+                "and optionally the Redis of rows 8 and 9"
+            )
         if taken := [port for port in ports if port_open(port)]:
             parser.error(f"something already listens on {', '.join(map(str, taken))}")
     # SIGTERM and SIGHUP (timeout, a closed terminal) unwind like Ctrl-C: the cleanup runs.
@@ -1242,6 +1551,8 @@ def main() -> int:
     load_at_start = os.getloadavg()
     try:
         setup = set_up(ports)
+        if ports and len(ports) == SERVERS + 2:
+            setup.redis_port = ports[-1]
         if "1" in wanted:
             rows.append(row_terminated_backends(setup))
         if "2" in wanted:
@@ -1257,6 +1568,10 @@ def main() -> int:
             rows.append(row_terminated_writes(setup))
         if "7" in wanted:
             rows.append(row_reload(setup))
+        if "8" in wanted:
+            rows.append(row_redis_crash(setup))
+        if "9" in wanted:
+            rows.append(row_killed_mover(setup))
     finally:
         if setup is not None:
             setup.stack.stop()
