@@ -12,6 +12,7 @@ from apps.communities.operations import OPERATIONS as COMMUNITY_OPERATIONS
 from apps.pages.operations import OPERATIONS as PAGE_OPERATIONS
 from apps.products.operations import OPERATIONS as PRODUCT_OPERATIONS
 from apps.request_log.operations import OPERATIONS as REQUEST_LOG_OPERATIONS
+from apps.service_accounts.operations import OPERATIONS as SERVICE_ACCOUNT_OPERATIONS
 from apps.workspaces.operations import OPERATIONS as WORKSPACE_OPERATIONS
 
 OPERATIONS: tuple[Operation, ...] = (
@@ -22,6 +23,7 @@ OPERATIONS: tuple[Operation, ...] = (
     *KEY_OPERATIONS,
     *APPROVAL_OPERATIONS,
     *REQUEST_LOG_OPERATIONS,
+    *SERVICE_ACCOUNT_OPERATIONS,
 )
 OPERATIONS_BY_NAME: dict[str, Operation] = {op.name: op for op in OPERATIONS}
 assert len(OPERATIONS_BY_NAME) == len(OPERATIONS), "two operations share a name"

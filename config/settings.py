@@ -36,30 +36,15 @@ INSTALLED_APPS = [
     "allauth",
     "allauth.account",
     "allauth.mfa",
-    "apps.accounts",
-    "apps.workspaces",
-    "apps.api_keys",
-    "apps.key_pages",
-    "apps.products",
-    "apps.communities",
-    "apps.pages",
-    "apps.usage",
-    "apps.request_log",
-    "apps.portal",
-    "apps.audit",
-    "apps.audit_pages",
-    "apps.devices",
-    "apps.oauth",
-    "apps.invitations",
-    "apps.team",
-    "apps.api",
-    "apps.metering",
-    "apps.leaks",
-    "apps.key_expiry",
-    "apps.mcp",
-    "apps.demo",
-    "apps.jobs",
-    "apps.webhooks",
+    # Ours, every one a folder of apps/ (docs/architecture.md says what each holds).
+    *(
+        f"apps.{name}"
+        for name in """
+        accounts workspaces api_keys key_pages products communities pages usage request_log
+        portal audit audit_pages devices oauth invitations team api metering leaks key_expiry
+        service_accounts idle_keys key_health mcp demo jobs webhooks
+        """.split()
+    ),
     "django_tasks",
     "django_tasks_db",
     "config",  # the top-level assembly: its `openapi` command
@@ -140,7 +125,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
-AUTHENTICATION_BACKENDS = ["allauth.account.auth_backends.AuthenticationBackend"]
+AUTHENTICATION_BACKENDS = ["apps.accounts.backends.PeopleOnlyBackend"]
 LOGIN_URL = "account_login"
 LOGIN_REDIRECT_URL = "/"
 

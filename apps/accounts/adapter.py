@@ -11,18 +11,22 @@ from allauth.account.internal.flows.login import (
     get_authentication_records,
     record_authentication,
 )
+from allauth.account.internal.stagekit import clear_login
 from allauth.core.internal import ratelimit
 from django import forms
 from django.conf import settings
+from django.contrib import messages
 from django.core import signing
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
 
 from apps.common.http import client_ip
 
 LOGIN_FAILED = "login_failed"
 VERIFICATION_SENT_AT = "gatehouse_verification_sent_at"
 JUST_SENT_SECONDS = 30
+SERVICE_ACCOUNT_REFUSAL = "A service account has no sign-in: use one of its keys."
 
 
 def verification_state(request: HttpRequest) -> dict[str, bool]:
@@ -139,6 +143,20 @@ class AccountAdapter(DefaultAccountAdapter):
         super().send_confirmation_mail(request, emailconfirmation, signup)
         if hasattr(request, "session"):
             request.session[VERIFICATION_SENT_AT] = time.time()
+
+    def pre_login(self, request: HttpRequest, user: Any, **kwargs: Any) -> HttpResponse | None:
+        """A service account never signs in, by any way allauth offers (docs/product.md §12)."""
+        if getattr(user, "is_service_account", False):
+            clear_login(request)
+            messages.error(request, SERVICE_ACCOUNT_REFUSAL)
+            return redirect("account_login")
+        return super().pre_login(request, user, **kwargs)
+
+    def send_mail(self, template_prefix: str, email: str, context: dict[str, Any]) -> None:
+        """Nothing is ever sent to a reserved `.invalid` address (a service account's)."""
+        if email.lower().rstrip(".").endswith(".invalid"):
+            return
+        super().send_mail(template_prefix, email, context)
 
     def post_login(self, request: HttpRequest, user: Any, **kwargs: Any) -> HttpResponse:
         """Sign in as allauth does, and remember this browser for the account ceiling. A

@@ -32,13 +32,17 @@ class UserManager(BaseUserManager["User"]):
 
 
 class User(AbstractBaseUser, PermissionsMixin):
-    """A person who signs in by e-mail: an owner or admin of a workspace, or a community member."""
+    """A person who signs in by e-mail: an owner or admin of a workspace, or a community member;
+    or a service account, which holds keys and never signs in."""
 
     email = models.EmailField(unique=True)
     full_name = models.CharField(max_length=150, blank=True)
     is_active = models.BooleanField(default=True)
     is_staff = models.BooleanField(default=False)
     date_joined = models.DateTimeField(default=timezone.now)
+    # A service account (docs/product.md §12): a holder of keys with no password and no sign-in
+    # of any kind; apps/workspaces.ServiceAccount says which workspace and what it is for.
+    is_service_account = models.BooleanField(default=False)
 
     objects = UserManager()
 

@@ -11,6 +11,7 @@ from apps.common.validation import InvalidInput, clean_bool
 from apps.workspaces.choices import KeyApproval
 from apps.workspaces.models import Membership, Workspace
 from apps.workspaces.services import workspace_update
+from apps.workspaces.validators import IDLE_DAYS_MAX, IDLE_DAYS_MIN, clean_idle_days
 
 from .approvals import (
     REASON_MAX_LENGTH,
@@ -32,6 +33,7 @@ POLICY_FIELDS = {
     "allowNoExpiry": "key_allow_no_expiry",
     "requireTwoFactor": "require_two_factor",
     "approval": "key_approval",
+    "idleDays": "key_idle_days",
 }
 _POLICY_PROPERTIES: dict[str, Any] = {
     "maxLifetimeDays": {
@@ -55,6 +57,15 @@ _POLICY_PROPERTIES: dict[str, Any] = {
             "Which new keys of admins and members wait for an owner's approval: off (none), "
             "write (those holding a :write scope or keys:read / keys:write), all (every one). "
             "Owners' own keys never wait."
+        ),
+    },
+    "idleDays": {
+        "type": ["integer", "null"],
+        "minimum": IDLE_DAYS_MIN,
+        "maximum": IDLE_DAYS_MAX,
+        "description": (
+            "Keys unused (or never used since creation) for this many days are revoked, after "
+            "a warning 7 days before; null: never."
         ),
     },
 }
@@ -108,6 +119,8 @@ def clean_policy_patch(body: Any) -> dict[str, Any]:
         elif name == "approval":
             if value not in KeyApproval.values:
                 raise InvalidInput(name, f"{name} must be one of off, write, all.")
+        elif name == "idleDays":
+            value = clean_idle_days(value, name)
         else:
             value = clean_bool(value, name)
         changes[POLICY_FIELDS[name]] = value

@@ -32,7 +32,16 @@ def key_to_json(key: ApiKey) -> dict[str, Any]:
         "lastUsedIp": key.last_used_ip,
         "state": key.state,
         "approval": approval_to_json(key),
+        "serviceAccount": service_account_of(key),
     }
+
+
+def service_account_of(key: ApiKey) -> dict[str, Any] | None:
+    """The service account holding `key` (docs/product.md §12), or None for a person's key."""
+    if not key.user.is_service_account:
+        return None
+    account = key.user.service_account
+    return {"id": account.pk, "name": account.name}
 
 
 def approval_to_json(key: ApiKey) -> dict[str, Any] | None:

@@ -3,10 +3,11 @@ create, roll and narrow (docs/product.md §3.6)."""
 
 from typing import Any
 
-from apps.api.operations import object_schema
+from apps.api.operations import Param, object_schema
 from apps.api.schemas import date_time, long_text, single_line_text
 from apps.api.scopes import EVERY_SCOPE
 
+from .models import ApiKey, ApiKeyState
 from .policy import DESCRIPTION_MAX_LENGTH, EXPIRY_DAY_CHOICES
 from .restrictions import MAX_CHOSEN, MAX_NETWORKS, RATE_LIMIT_MAX, RATE_LIMIT_MIN
 
@@ -94,6 +95,12 @@ _KEY_PROPERTIES: dict[str, Any] = {
             "description": "The key's approval, null when it never needed one.",
         }
     ),
+    "serviceAccount": _nullable(
+        {
+            **object_schema({"id": {"type": "integer"}, "name": {"type": "string"}}),
+            "description": "The service account holding the key, null for a person's key.",
+        }
+    ),
 }
 KEY = object_schema(_KEY_PROPERTIES)
 KEY_DETAIL = object_schema(
@@ -159,3 +166,27 @@ KEY_NARROW = {
     **object_schema({"scopes": SCOPES, "restrictions": RESTRICTION_CHANGES}, required=False),
     "minProperties": 1,
 }
+
+LIST_PARAMS = (
+    Param(
+        "state", "query", "Only keys in this state.", type="string", enum=tuple(ApiKeyState.values)
+    ),
+    Param(
+        "kind", "query", "Only keys of this kind.", type="string", enum=tuple(ApiKey.Kind.values)
+    ),
+    Param(
+        "holder",
+        "query",
+        "Only the keys of this holder: an e-mail address, or service:ID for a service account.",
+        type="string",
+        max_length=254,
+    ),
+    Param(
+        "idleDays",
+        "query",
+        "Only keys unused (or, never used, created) at least this many days ago.",
+        maximum=3650,
+    ),
+    Param("cursor", "query", "The `next` value of the page before.", type="string", max_length=64),
+    Param("limit", "query", "How many to return: 1 to 100 (default 50).", maximum=100, default=50),
+)

@@ -24,12 +24,28 @@ from apps.api.operations import (
 from apps.common.validation import InvalidInput
 
 from .key_records import decode_cursor, encode_cursor, expiry_of, key_to_json, with_secret
-from .key_schemas import KEY, KEY_CREATE, KEY_DETAIL, KEY_LIST, KEY_NARROW, KEY_ROLL, KEY_SECRET
+from .key_schemas import (
+    KEY,
+    KEY_CREATE,
+    KEY_DETAIL,
+    KEY_LIST,
+    KEY_NARROW,
+    KEY_ROLL,
+    KEY_SECRET,
+    LIST_PARAMS,
+)
 from .models import ApiKey, ApiKeyState
 from .narrowing import api_key_narrow, wider_than_key
 from .policy import clean_scopes
 from .restrictions import clean_restriction_changes
-from .services import KEY_MANAGER_ROLES, api_key_create, api_key_revoke, api_key_roll
+from .services import (
+    KEY_MANAGER_ROLES,
+    api_key_create,
+    api_key_revoke,
+    api_key_roll,
+    owner_of_service_key,
+)
+from .states import holder_condition, idle_condition
 
 
 def _refuse_twice(scopes: Any) -> None:
@@ -45,7 +61,7 @@ def _list_keys(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]:
     # shifts what the next page holds.
     keys = (
         ApiKey.objects.filter(workspace=call.workspace)
-        .select_related("user", "approved_by", "denied_by")
+        .select_related("user__service_account", "approved_by", "denied_by")
         .order_by("-id")
     )
     if "state" in params:
@@ -53,7 +69,9 @@ def _list_keys(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]:
     if "kind" in params:
         keys = keys.filter(kind=params["kind"])
     if "holder" in params:
-        keys = keys.filter(user__email__iexact=params["holder"])
+        keys = keys.filter(holder_condition(params["holder"]))
+    if "idleDays" in params:
+        keys = keys.filter(idle_condition(params["idleDays"], timezone.now()))
     if "cursor" in params:
         keys = keys.filter(pk__lt=decode_cursor(params["cursor"]))
     page = list(keys[: params["limit"] + 1])
@@ -68,7 +86,7 @@ def _list_keys(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]:
 def _key(call: Call, params: dict[str, Any]) -> ApiKey:
     key = (
         ApiKey.objects.filter(workspace=call.workspace, pk=params["keyId"])
-        .select_related("user", "workspace")
+        .select_related("user__service_account", "workspace")
         .first()
     )
     if key is None:
@@ -127,7 +145,7 @@ def _roll_key(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]:
     if isinstance(seconds, bool) or seconds not in KEY_ROLL["properties"]["graceSeconds"]["enum"]:
         raise InvalidInput("graceSeconds", "graceSeconds must be 0, 3600, 86400 or 604800.")
     key = _key(call, params)
-    if key.user_id != call.key.user_id:
+    if key.user_id != call.key.user_id and not owner_of_service_key(call.key.user, key):
         raise ApiFailure(
             "insufficient-role",
             "Only the key's own holder can roll it, since rolling hands out its secret; "
@@ -170,24 +188,6 @@ KINDS: tuple[str, ...] = tuple(ApiKey.Kind.values)
 KEY_ID = Param("keyId", "path", "The key's id, as list_keys gives it.")
 KEYS_READ = Needs(scope="keys:read", roles=KEY_MANAGER_ROLES)
 KEYS_WRITE = Needs(scope="keys:write", roles=KEY_MANAGER_ROLES)
-LIST_PARAMS = (
-    Param(
-        "state", "query", "Only keys in this state.", type="string", enum=tuple(ApiKeyState.values)
-    ),
-    Param(
-        "kind", "query", "Only keys of this kind.", type="string", enum=tuple(ApiKey.Kind.values)
-    ),
-    Param(
-        "holder",
-        "query",
-        "Only the keys of this holder (an e-mail address).",
-        type="string",
-        max_length=254,
-    ),
-    Param("cursor", "query", "The `next` value of the page before.", type="string", max_length=64),
-    Param("limit", "query", "How many to return: 1 to 100 (default 50).", maximum=100, default=50),
-)
-
 OPERATIONS = (
     Operation(
         name="list_keys",
@@ -197,7 +197,8 @@ OPERATIONS = (
         title="List API keys",
         summary=(
             "List the workspace's API keys, newest first: metadata only (never a secret), "
-            "filtered by state, kind or holder, a page at a time (pass `next` as cursor)."
+            "filtered by state, kind, holder or idleness, a page at a time (pass `next` as "
+            "cursor)."
         ),
         output_name="KeyList",
         output=KEY_LIST,
@@ -245,9 +246,9 @@ OPERATIONS = (
         needs=KEYS_WRITE,
         title="Roll an API key",
         summary=(
-            "Give one of the holder's own keys a new secret, keeping its name, scopes and "
-            "history; the old secret works for graceSeconds more. The answer holds the new "
-            "secret, this once."
+            "Give one of the holder's own keys (or, for an owner, a service account's) a new "
+            "secret, keeping its name, scopes and history; the old secret works for "
+            "graceSeconds more. The answer holds the new secret, this once."
         ),
         output_name="KeyWithSecret",
         output=KEY_SECRET,

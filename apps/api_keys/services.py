@@ -59,6 +59,7 @@ def api_key_create(
     description: str = "",
     installation_id: str | None = None,
     restrictions: Restrictions | None = None,
+    owner_made: bool = False,
 ) -> CreatedApiKey:
     """Create a key for `user` in `workspace` and return it with its secret.
 
@@ -69,7 +70,8 @@ def api_key_create(
 
     A key the workspace's approval policy covers is created waiting (pending) and the owners
     are asked; CLI and MCP keys never wait, so such a key is refused (their pages offer only
-    what the policy leaves free).
+    what the policy leaves free). A service account's key an owner makes (`owner_made`) never
+    waits: the owner is who would approve it.
     """
     now = timezone.now()
     name = clean_text(name, "name", max_length=100)
@@ -88,7 +90,7 @@ def api_key_create(
             .first()
         )
         policy = Workspace.objects.values_list("key_approval", flat=True).get(pk=workspace.pk)
-        waits = approval_covers(policy, role, scopes)
+        waits = approval_covers(policy, role, scopes) and not owner_made
         if waits and tag in (ApiKey.Tag.CLI, ApiKey.Tag.MCP):
             raise InvalidInput("scopes", approval_note(policy, role) or "")
         key = ApiKey(
@@ -152,7 +154,9 @@ def api_key_roll(*, key: ApiKey, grace: timedelta, actor: Actor) -> CreatedApiKe
         locked = (
             ApiKey.objects.select_for_update().select_related("workspace", "user").get(pk=key.pk)
         )
-        if actor.user is None or actor.user.pk != locked.user_id:
+        if actor.user is None or (
+            actor.user.pk != locked.user_id and not owner_of_service_key(actor.user, locked)
+        ):
             # A roll hands out a secret that acts as the key's holder: an owner or admin who
             # could roll a teammate's key would take that person's powers (docs/product.md §2).
             raise PermissionDenied("Only the key's own holder can roll it; you can revoke it.")
@@ -189,6 +193,17 @@ def api_key_roll(*, key: ApiKey, grace: timedelta, actor: Actor) -> CreatedApiKe
             },
         )
     return CreatedApiKey(key=locked, secret=secret)
+
+
+def owner_of_service_key(user: User, key: ApiKey) -> bool:
+    """Whether `user` is an owner of the workspace of `key`, a service account's key: owners
+    roll and receive those secrets (docs/product.md §12)."""
+    return (
+        key.user.is_service_account
+        and Membership.objects.filter(
+            workspace_id=key.workspace_id, user=user, role=Membership.Role.OWNER
+        ).exists()
+    )
 
 
 def api_key_reissue(*, key: ApiKey) -> CreatedApiKey:
@@ -238,8 +253,9 @@ def api_key_update_details(*, key: ApiKey, name: Any, description: Any, actor: A
     return locked
 
 
-def api_key_revoke(*, key: ApiKey, actor: Actor) -> ApiKey:
+def api_key_revoke(*, key: ApiKey, actor: Actor, reason: str = "") -> ApiKey:
     """Revoke a key for good; it fails on the very next request. Revoking twice changes nothing.
+    A `reason` ("idle") goes into the audit event and its webhook.
 
     Only revoked_at and revoked_by are written: a full save() could write back stale fields.
     """
@@ -258,6 +274,7 @@ def api_key_revoke(*, key: ApiKey, actor: Actor) -> ApiKey:
                 actor=actor,
                 key=key,
                 subject=f"{key.name} ({key.hint})",
+                data={"reason": reason} if reason else None,
             )
     return key
 

@@ -1,10 +1,12 @@
 """A key's states (docs/product.md §2, §10), derived from its times and never stored: the
 names, and the conditions that find the keys in each (ApiKeyQuerySet in models.py applies them)."""
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.db import models
 from django.db.models import Q
+
+from apps.common.validation import InvalidInput
 
 
 class ApiKeyState(models.TextChoices):
@@ -39,3 +41,20 @@ def state_condition(state: str, now: datetime) -> Q:
     if state == ApiKeyState.ACTIVE:
         return current_condition(now) & ~WAITING
     raise ValueError(f"Unknown key state {state!r}.")
+
+
+def idle_condition(days: int, now: datetime) -> Q:
+    """Keys idle `days` or more at `now`: last used that long ago, or never used and created
+    that long ago (docs/product.md §13)."""
+    cutoff = now - timedelta(days=days)
+    return Q(last_used_at__lte=cutoff) | Q(last_used_at__isnull=True, created_at__lte=cutoff)
+
+
+def holder_condition(holder: str) -> Q:
+    """Keys of a holder named by e-mail address, or `service:ID` for a service account."""
+    if holder.startswith("service:"):
+        account_id = holder.removeprefix("service:")
+        if not (account_id.isascii() and account_id.isdigit()):
+            raise InvalidInput("holder", "holder must be an e-mail address or service:ID.")
+        return Q(user__service_account__id=int(account_id))
+    return Q(user__email__iexact=holder)

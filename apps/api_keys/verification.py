@@ -49,6 +49,8 @@ def api_key_authenticate(raw: str, *, now: datetime | None = None) -> ApiKey:
         if not key.rolling_at(now or timezone.now()):
             raise KeyRejected("expired-key", key.pk)
         key.called_with_previous_secret = True
+    elif key.revoked_at is not None and (successor := _successor(secret_hash, now)) is not None:
+        key = successor
     # The same rules as ApiKey.state_at, spelled out: this runs on every request, and every
     # door (the API, MCP, OAuth's introspection) authenticates here.
     if key.revoked_at is not None:
@@ -62,6 +64,17 @@ def api_key_authenticate(raw: str, *, now: datetime | None = None) -> ApiKey:
     if not key.user.is_active:
         raise KeyRejected("invalid-key", key.pk)
     return key
+
+
+def _successor(secret_hash: str, now: datetime | None) -> ApiKey | None:
+    """The key a revoked key was handed over to whose grace still honours the revoked key's
+    secret (docs/product.md §12): it acts with that key's rights only, as a rolled secret does.
+    Asked only of revoked secrets, never on the path of a working key."""
+    successor = api_key_with_holder(secret_hash, previous=True)
+    if successor is None or not successor.rolling_at(now or timezone.now()):
+        return None
+    successor.called_with_previous_secret = True
+    return successor
 
 
 def _note_stamps(key: ApiKey, field: str, names: list[str], now: datetime) -> None:

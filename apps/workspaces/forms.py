@@ -19,7 +19,10 @@ from .choices import (
 from .models import Workspace
 from .timezone_search import timezone_keywords
 from .validators import (
+    IDLE_DAYS_MAX,
+    IDLE_DAYS_MIN,
     canonical_timezones,
+    clean_idle_days,
     clean_timezone,
     clean_transcription_language,
     clean_video_quality,
@@ -115,6 +118,15 @@ class WorkspaceSettingsForm(forms.Form):
         "keys never wait. The CLI login and connected apps are offered only what needs no "
         "approval.",
     )
+    key_idle_days = forms.IntegerField(
+        label="Revoke keys unused for (days)",
+        required=False,
+        min_value=IDLE_DAYS_MIN,
+        max_value=IDLE_DAYS_MAX,
+        help_text="Empty: never. 30 to 365 days: a key not used for that long (or never used "
+        "since its creation) is revoked, its holder warned 7 days before; a service account's "
+        "keys warn the owners.",
+    )
     require_two_factor = forms.BooleanField(
         label="Require two-factor authentication for everyone in this workspace",
         required=False,
@@ -179,6 +191,9 @@ class WorkspaceSettingsForm(forms.Form):
 
     def clean_default_video_quality(self) -> str:
         return self._shared(clean_video_quality, "default_video_quality", self.workspace.plan)
+
+    def clean_key_idle_days(self) -> int | None:
+        return clean_idle_days(self.cleaned_data.get("key_idle_days"), "key_idle_days")
 
     def clean_require_two_factor(self) -> bool:
         required = self.cleaned_data["require_two_factor"]

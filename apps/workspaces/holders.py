@@ -31,7 +31,8 @@ def place_problem(
         return f"This account is not in {workspace.name}."
     if staff and membership.role not in STAFF_ROLES:
         return f"Only owners and admins of {workspace.name} can hold its workspace keys."
-    if two_factor_missing(user, workspace):
+    # A service account has no sign-in, so no second factor to add: its keys are made by owners.
+    if two_factor_missing(user, workspace) and not user.is_service_account:
         return (
             f"{workspace.name} requires two-factor authentication: add an authenticator app "
             "or a passkey first."

@@ -2,6 +2,7 @@ import uuid
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 from .choices import KeyApproval, Plan, VideoQuality
 
@@ -29,6 +30,9 @@ class Workspace(models.Model):
     )
     # Owners may require every owner, admin and member to sign in with a second factor.
     require_two_factor = models.BooleanField(default=False)
+    # Keys unused (or never used since their creation) for this many days are revoked by the
+    # daily schedule, after a warning 7 days before; null: never (docs/product.md §13).
+    key_idle_days = models.PositiveSmallIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -36,7 +40,12 @@ class Workspace(models.Model):
             models.CheckConstraint(
                 condition=models.Q(key_approval__in=KeyApproval.values),
                 name="workspace_key_approval_known",
-            )
+            ),
+            models.CheckConstraint(
+                condition=models.Q(key_idle_days__isnull=True)
+                | models.Q(key_idle_days__gte=30, key_idle_days__lte=365),
+                name="workspace_key_idle_days_in_range",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -65,3 +74,34 @@ class Membership(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} ({self.role}) in {self.workspace}"
+
+
+class ServiceAccount(models.Model):
+    """A holder of workspace keys that is not a person (docs/product.md §12): an admin of one
+    workspace with no password and no sign-in, so the integrations its keys serve outlive the
+    people who set them up. Deleting one keeps the row (its keys' history names it) and ends
+    its place in the workspace."""
+
+    workspace = models.ForeignKey(
+        Workspace, on_delete=models.CASCADE, related_name="service_accounts"
+    )
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="service_account"
+    )
+    name = models.CharField(max_length=100)
+    description = models.TextField(max_length=500, blank=True, default="")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    deleted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["name", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.name} (service account of {self.workspace})"

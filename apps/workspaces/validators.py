@@ -119,3 +119,21 @@ def clean_video_quality(value: Any, plan: str, field: str = "Default video quali
     if value not in allowed:
         raise InvalidInput(field, f"Your plan allows a default video quality up to {allowed[-1]}.")
     return value
+
+
+IDLE_DAYS_MIN, IDLE_DAYS_MAX = 30, 365
+
+
+def clean_idle_days(value: Any, field: str = "idleDays") -> int | None:
+    """The key policy's idle limit: null (off) or a whole number of days from 30 to 365."""
+    if value is None:
+        return None
+    if isinstance(value, float) and value.is_integer():  # JSON's 90.0 is 90
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInput(field, f"{field} must be a whole number of days or null.")
+    if not IDLE_DAYS_MIN <= value <= IDLE_DAYS_MAX:
+        raise InvalidInput(
+            field, f"{field} must be from {IDLE_DAYS_MIN} to {IDLE_DAYS_MAX} days, or null (off)."
+        )
+    return value

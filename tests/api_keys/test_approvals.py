@@ -63,6 +63,7 @@ def test_owners_read_and_change_the_policy_over_the_api_audited(client, owner_ke
         "allowNoExpiry": True,
         "requireTwoFactor": False,
         "approval": "off",
+        "idleDays": None,
     }
     changed = patch(
         client,
