@@ -1,0 +1,149 @@
+"""Idle keys (docs/product.md §13) with the clock moved: the warning 7 days before, once; the
+revocation at the day; a key used in between survives; idleDays checked all-or-nothing."""
+
+import json
+from datetime import timedelta
+
+import pytest
+import time_machine
+from django.core import mail
+from django.utils import timezone
+
+from apps.api_keys.models import ApiKey
+from apps.audit.models import AuditEvent
+from apps.audit.services import Actor
+from apps.idle_keys.sweep import idle_keys_job
+from apps.service_accounts.services import service_account_create, service_account_key_create
+from apps.webhooks.services import endpoint_create
+from apps.workspaces.models import Workspace
+from tests.conftest import auth, run_tasks
+from tests.factories import make_key
+
+pytestmark = pytest.mark.django_db
+DAY = timedelta(days=1)
+
+
+def days_on(start, days):
+    return time_machine.travel(start + timedelta(days=days), tick=False)
+
+
+@pytest.fixture
+def policy(workspace):
+    Workspace.objects.filter(pk=workspace.pk).update(key_idle_days=30)
+
+
+def events(action):
+    return list(AuditEvent.objects.filter(action=action).order_by("id"))
+
+
+def test_warned_once_seven_days_ahead_then_revoked_at_the_day(client, owner, policy):
+    start = timezone.now()
+    made = make_key(user=owner, name="Nightly export")
+    mail.outbox.clear()
+    with days_on(start, 22):
+        idle_keys_job()
+        run_tasks()
+        assert events("key.idle_warning") == []
+    with days_on(start, 23.01):
+        idle_keys_job()
+        idle_keys_job()
+        run_tasks()
+        assert len(events("key.idle_warning")) == 1
+        assert [m.to for m in mail.outbox] == [["owner@acme.test"]]
+        assert "revoked in 7 days" in mail.outbox[0].subject
+    with days_on(start, 29.9):
+        idle_keys_job()
+        assert ApiKey.objects.get(pk=made.key.pk).revoked_at is None
+    with days_on(start, 30.05):
+        idle_keys_job()
+        run_tasks()
+        revoked = ApiKey.objects.get(pk=made.key.pk)
+        assert revoked.revoked_at is not None
+        assert client.get("/api/v1/workspace", **auth(made.secret)).status_code == 401
+        [event] = events("key.revoked")
+        assert event.data == {"reason": "idle"}
+        assert "was revoked" in mail.outbox[-1].subject
+
+
+def test_a_key_used_in_between_survives(client, owner, policy):
+    start = timezone.now()
+    made = make_key(user=owner)
+    with days_on(start, 24):
+        idle_keys_job()
+        assert len(events("key.idle_warning")) == 1
+        assert client.get("/api/v1/workspace", **auth(made.secret)).status_code == 200
+        from apps.metering.buffer import usage_flush
+
+        usage_flush()
+    with days_on(start, 31):
+        idle_keys_job()
+        assert ApiKey.objects.get(pk=made.key.pk).revoked_at is None
+    with days_on(start, 24 + 23.5):  # idle again: warned again, for the new spell
+        idle_keys_job()
+        assert len(events("key.idle_warning")) == 2
+
+
+def test_a_key_idle_when_the_policy_comes_in_is_warned_before_it_goes(owner, workspace):
+    start = timezone.now()
+    made = make_key(user=owner)
+    with days_on(start, 100):
+        Workspace.objects.filter(pk=workspace.pk).update(key_idle_days=30)
+        idle_keys_job()
+        assert ApiKey.objects.get(pk=made.key.pk).revoked_at is None
+        assert len(events("key.idle_warning")) == 1
+    with days_on(start, 107.01):
+        idle_keys_job()
+        assert ApiKey.objects.get(pk=made.key.pk).revoked_at is not None
+
+
+def test_a_service_account_s_key_warns_the_owners_and_sends_webhooks(owner, workspace, policy):
+    endpoint_create(
+        workspace,
+        url="https://hooks.example.com/in",
+        event_types=["key.idle_warning"],
+        actor=Actor.of_user(owner),
+    )
+    account = service_account_create(workspace=workspace, name="CI", actor=Actor.of_user(owner))
+    service_account_key_create(
+        account=account,
+        name="Deploys",
+        scopes=["pages:read"],
+        expires_at=None,
+        actor=Actor.of_user(owner),
+    )
+    mail.outbox.clear()
+    with days_on(timezone.now(), 23.5):
+        idle_keys_job()
+        run_tasks()
+    assert [m.to for m in mail.outbox] == [["owner@acme.test"]]
+    from apps.webhooks.models import WebhookDelivery
+
+    assert WebhookDelivery.objects.filter(event_type="key.idle_warning").count() == 1
+
+
+@pytest.mark.parametrize("bad", [29, 366, "90", True, 45.5])
+def test_idle_days_is_checked_all_or_nothing(client, owner, workspace, bad):
+    owners = make_key(user=owner, scopes=["keys:read", "keys:write"])
+    answer = client.patch(
+        "/api/v1/workspace/policy",
+        json.dumps({"approval": "all", "idleDays": bad}),
+        content_type="application/json",
+        **auth(owners.secret),
+    )
+    assert answer.status_code == 400 and "idleDays" in answer.json()["message"]
+    workspace.refresh_from_db()
+    assert (workspace.key_approval, workspace.key_idle_days) == ("off", None)
+
+
+def test_idle_days_set_and_cleared_over_the_api_and_the_settings_page(client, owner, workspace):
+    owners = make_key(user=owner, scopes=["keys:read", "keys:write"])
+    for value in (90, None):
+        answer = client.patch(
+            "/api/v1/workspace/policy",
+            json.dumps({"idleDays": value}),
+            content_type="application/json",
+            **auth(owners.secret),
+        )
+        assert answer.status_code == 200 and answer.json()["idleDays"] == value
+    page = client.get("/settings/")
+    assert "Revoke keys unused for" in page.content.decode()
