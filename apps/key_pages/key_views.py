@@ -27,6 +27,7 @@ from apps.audit.services import request_actor
 from apps.common.validation import InvalidInput
 from apps.metering.refusals import refusals_last_day
 from apps.workspaces.decorators import WorkspaceRequest
+from apps.workspaces.models import Membership
 
 from .pages import KeyPages, for_both_audiences
 from .restriction_forms import RestrictionInputs
@@ -172,12 +173,21 @@ def key_revoke_page(request: WorkspaceRequest, pages: KeyPages, key_id: int) -> 
     return redirect(pages.url_name("list"))
 
 
+def _is_owner(request: WorkspaceRequest) -> bool:
+    return request.membership.role == Membership.Role.OWNER
+
+
 def key_roll_page(request: WorkspaceRequest, pages: KeyPages, key_id: int) -> HttpResponse:
     """GET: choose how long the old secret keeps working. POST: roll, show the new secret once.
 
-    Only the holder's own keys: an owner or admin never receives a teammate's secret.
+    Only the holder's own keys: an owner or admin never receives a teammate's secret. Owners
+    roll service accounts' keys too (docs/product.md §12): those are the workspace's.
     """
-    own_keys = pages.keys(request).filter(user=request.user)
+    own_keys = pages.keys(request).filter(
+        Q(user=request.user) | Q(user__is_service_account=True)
+        if _is_owner(request)
+        else Q(user=request.user)
+    )
     key = get_object_or_404(own_keys.select_related("user"), pk=key_id)
     context = {**pages.context(request), "key": key, "grace_choices": GRACE_CHOICES}
     if request.method == "POST":

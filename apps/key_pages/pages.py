@@ -64,6 +64,8 @@ class KeyPages:
             "server_url": request.build_absolute_uri("/").rstrip("/"),
             "mcp_snippets": mcp_client_snippets(mcp_url),
             "mcp_key_snippets": mcp_key_snippets(mcp_url),
+            # Owners roll and receive service accounts' keys (docs/product.md §12).
+            "is_owner": not self.member and request.membership.role == "owner",
         }
 
 

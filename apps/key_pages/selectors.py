@@ -10,6 +10,7 @@ from django.http import QueryDict
 from django.utils import timezone
 
 from apps.api_keys.models import UNUSED_AFTER, ApiKey, ApiKeyQuerySet, ApiKeyState
+from apps.api_keys.states import idle_condition
 from apps.common.validation import parse_id
 
 # The list opens on the keys that work or wait for approval (every CLI re-login leaves a
@@ -31,7 +32,10 @@ KINDS = {
     "member": "Member",
     "cli": "CLI",
     "mcp": "MCP (connected apps)",
+    "service": "Service accounts'",
 }
+# "Idle N days" filters the list offers (any whole number in the query works too).
+IDLE_CHOICES = (30, 90)
 EXPIRING_WITHIN = timedelta(days=7)
 SEARCH_MAX_LENGTH = 100
 
@@ -47,17 +51,21 @@ class KeyFilters:
     unused: bool = False  # with a permission unused for 30 days: the list's flag, exactly
     no_expiry: bool = False
     expiring: bool = False  # active and expiring within 7 days
+    idle: int = 0  # unused (or, never used, created) this many days ago or more
+    write_unrestricted: bool = False  # a write scope, limited to no object and no network
     ignored: tuple[str, ...] = ()
 
     @classmethod
     def from_query(cls, query: QueryDict) -> "KeyFilters":
         state, kind = query.get("state", DEFAULT_STATE), query.get("kind", "all")
         holder, q = query.get("holder", ""), query.get("q", "").strip()
+        idle = query.get("idle", "")
         valid = {
             "state": state in STATES,
             "kind": kind in KINDS,
             "holder": not holder or parse_id(holder) is not None,
             "q": len(q) <= SEARCH_MAX_LENGTH and q.isprintable(),
+            "idle": not idle or (idle.isascii() and idle.isdigit() and 1 <= int(idle) <= 3650),
         }
         return cls(
             state=state if valid["state"] else DEFAULT_STATE,
@@ -67,6 +75,8 @@ class KeyFilters:
             unused=query.get("unused") == "1",
             no_expiry=query.get("no_expiry") == "1",
             expiring=query.get("expiring") == "1",
+            idle=int(idle) if idle and valid["idle"] else 0,
+            write_unrestricted=query.get("write_unrestricted") == "1",
             ignored=tuple(name for name, ok in valid.items() if not ok),
         )
 
@@ -101,6 +111,8 @@ class KeyFilters:
             keys = keys.filter(kind=ApiKey.Kind.MEMBER)
         elif self.kind == "workspace":
             keys = keys.filter(kind=ApiKey.Kind.WORKSPACE, tag=ApiKey.Tag.NONE)
+        elif self.kind == "service":
+            keys = keys.filter(user__is_service_account=True)
         if self.holder:
             keys = keys.filter(user_id=int(self.holder))
         if self.q:
@@ -116,6 +128,11 @@ class KeyFilters:
             keys = keys.filter(pk__in=[key.pk for key in old if key.unused_scopes_at(now)])
         if self.no_expiry:
             keys = keys.filter(expires_at__isnull=True)
+        if self.idle:
+            keys = keys.in_state(ApiKeyState.ACTIVE, now).filter(idle_condition(self.idle, now))
+        if self.write_unrestricted:
+            candidates = keys.select_related(None).only("pk", *UNRESTRICTED_FIELDS)
+            keys = keys.filter(pk__in=[key.pk for key in candidates if _writes_unrestricted(key)])
         if self.expiring:
             keys = keys.in_state(ApiKeyState.ACTIVE, now).filter(
                 expires_at__lte=now + EXPIRING_WITHIN
@@ -123,7 +140,36 @@ class KeyFilters:
         return keys
 
 
+# What "no restriction" reads on a key: every object of every group, any network.
+UNRESTRICTED_FIELDS = (
+    "scopes",
+    "community_ids",
+    "page_ids",
+    "product_ids",
+    "allowed_networks",
+    "rate_limit_per_minute",
+)
+
+
+def _writes_unrestricted(key: ApiKey) -> bool:
+    """A key that can change things (a :write scope) with no object and no network limit."""
+    restrictions = key.restrictions
+    return (
+        any(scope.endswith(":write") for scope in key.scopes)
+        and all(ids is None for ids in restrictions.chosen.values())
+        and not restrictions.networks
+    )
+
+
 def holders(keys: QuerySet[ApiKey]) -> list[tuple[str, str]]:
     """The people who hold keys in `keys`, for the holder filter."""
-    rows = keys.order_by().values_list("user_id", "user__email").distinct()
-    return sorted(((str(user_id), email) for user_id, email in rows), key=lambda row: row[1])
+    rows = (
+        keys.order_by()
+        .values_list("user_id", "user__email", "user__is_service_account", "user__full_name")
+        .distinct()
+    )
+    labelled = [
+        (str(user_id), f"Service account: {name}" if service else email)
+        for user_id, email, service, name in rows
+    ]
+    return sorted(labelled, key=lambda row: row[1])

@@ -27,7 +27,16 @@ from apps.workspaces.decorators import WorkspaceRequest
 from .forms import ApiKeyCreateForm
 from .pages import KeyPages, for_both_audiences
 from .restriction_forms import RestrictionInputs
-from .selectors import DEFAULT_STATE, EXPIRING_WITHIN, KINDS, STATE_LABELS, KeyFilters, holders
+from .selectors import (
+    DEFAULT_STATE,
+    EXPIRING_WITHIN,
+    IDLE_CHOICES,
+    KINDS,
+    STATE_LABELS,
+    KeyFilters,
+    holders,
+)
+from .service_holders import service_account_for_new_key
 
 KEYS_PER_PAGE = 20
 INVENTORY_COLUMNS = [
@@ -98,6 +107,7 @@ def key_list_page(request: WorkspaceRequest, pages: KeyPages) -> HttpResponse:
             "holders": [] if pages.member else holders(all_keys),
             "has_keys": all_keys.exists(),
             "expiring_within": EXPIRING_WITHIN,
+            "idle_choices": IDLE_CHOICES,
         },
     )
 
@@ -194,6 +204,7 @@ def _create_form_initial(request: WorkspaceRequest, pages: KeyPages) -> dict[str
 
 def key_create_page(request: WorkspaceRequest, pages: KeyPages) -> HttpResponse:
     workspace = request.workspace
+    account = service_account_for_new_key(request, pages)
     form_options: dict[str, Any] = {
         "tz_name": workspace.timezone,
         "member": pages.member,
@@ -209,7 +220,10 @@ def key_create_page(request: WorkspaceRequest, pages: KeyPages) -> HttpResponse:
     page = {
         **pages.context(request),
         "restrictions": restrictions,
-        "approval_note": create_approval_note(workspace.key_approval, request.membership.role),
+        "approval_note": None
+        if account
+        else create_approval_note(workspace.key_approval, request.membership.role),
+        "service_account": account,
     }
     if request.method == "POST" and request.POST.get("preset"):
         # The shortcuts without JavaScript: fill in, create nothing yet.
@@ -232,7 +246,8 @@ def key_create_page(request: WorkspaceRequest, pages: KeyPages) -> HttpResponse:
             try:
                 created = api_key_create(
                     workspace=request.workspace,
-                    user=request.user,
+                    user=account.user if account else request.user,
+                    owner_made=account is not None,
                     name=form.cleaned_data["name"],
                     description=form.cleaned_data["description"],
                     scopes=form.cleaned_data["scopes"],

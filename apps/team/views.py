@@ -12,10 +12,13 @@ from apps.accounts.sudo import recent_authentication_required
 from apps.audit.services import request_actor
 from apps.common.validation import InvalidInput
 from apps.invitations.services import invitation_create, pending_invitations
+from apps.service_accounts.services import service_accounts_of
 from apps.workspaces.decorators import WorkspaceRequest, workspace_staff_required
 from apps.workspaces.models import Membership
 from apps.workspaces.selectors import STAFF_ROLES
 from apps.workspaces.services import team_change_role, team_remove
+
+from .keys_in_use import keys_in_use
 
 ROLE_CHOICES = [(role.value, role.label) for role in STAFF_ROLES]
 
@@ -56,7 +59,9 @@ def team(request: WorkspaceRequest) -> HttpResponse:
                 )
                 return redirect("team:list")
     teammates = (
-        Membership.objects.filter(workspace=request.workspace, role__in=STAFF_ROLES)
+        Membership.objects.filter(
+            workspace=request.workspace, role__in=STAFF_ROLES, user__is_service_account=False
+        )
         .select_related("user")
         .order_by("user__email")
     )
@@ -69,6 +74,7 @@ def team(request: WorkspaceRequest) -> HttpResponse:
             "invitations": pending_invitations(request.workspace),
             "can_edit": _is_owner(request),
             "role_choices": ROLE_CHOICES,
+            "service_accounts": service_accounts_of(request.workspace),
         },
     )
 
@@ -82,7 +88,16 @@ def team_member_update(request: WorkspaceRequest, membership_id: int) -> HttpRes
         pk=membership_id,
         workspace=request.workspace,
         role__in=STAFF_ROLES,
+        user__is_service_account=False,
     )
+    demoting = membership.role == Membership.Role.OWNER and request.POST.get("role") == "admin"
+    if (
+        demoting
+        and request.POST.get("confirm") != "1"
+        and keys_in_use(request.workspace, membership.user)
+    ):
+        # Their keys in use lose the owner's powers: show them, and the hand-over, first.
+        return redirect(reverse("team:remove", args=[membership.pk]) + "?demote=1")
     try:
         if request.POST.get("action") == "remove":
             team_remove(membership=membership, actor=request_actor(request))
@@ -96,35 +111,4 @@ def team_member_update(request: WorkspaceRequest, membership_id: int) -> HttpRes
             messages.success(request, f"{updated.user.email} is now {updated.role}.")
     except InvalidInput as error:
         messages.error(request, error.message)
-    return redirect("team:list")
-
-
-@require_http_methods(["GET", "POST"])
-@workspace_staff_required(owner_only=True)
-@recent_authentication_required(allow_get=True)
-def team_member_remove(request: WorkspaceRequest, membership_id: int) -> HttpResponse:
-    """GET asks for confirmation (the path without JavaScript); POST removes."""
-    membership = get_object_or_404(
-        Membership.objects.select_related("user", "workspace"),
-        pk=membership_id,
-        workspace=request.workspace,
-        role__in=STAFF_ROLES,
-    )
-    if request.method == "GET":
-        return render(
-            request,
-            "confirm.html",
-            {
-                "title": f"Remove {membership.user.email} from the team?",
-                "message": "Their keys in this workspace are revoked at once.",
-                "action_label": "Remove teammate",
-                "cancel_url": reverse("team:list"),
-            },
-        )
-    try:
-        team_remove(membership=membership, actor=request_actor(request))
-    except InvalidInput as error:
-        messages.error(request, error.message)
-    else:
-        messages.success(request, f"Removed {membership.user.email}; their keys are revoked.")
     return redirect("team:list")

@@ -4,6 +4,7 @@ import re
 from typing import Any
 
 from django import template
+from django.utils import timezone
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
@@ -46,3 +47,16 @@ def state_label(state: str) -> str:
     """A key's state as its badge says it: a key waiting for approval reads "Waiting", as the
     Approvals page that lists it does (the API's word stays "pending")."""
     return "Waiting" if state == "pending" else str(state).capitalize()
+
+
+IDLE_SHOWN_AFTER_DAYS = 30
+
+
+@register.filter
+def idle_days(key: Any) -> int | None:
+    """How many whole days an active key has gone unused (since its creation if never used),
+    when that is 30 or more: the list's "Idle N days" (docs/product.md §13)."""
+    if getattr(key, "state", None) != "active":
+        return None
+    days = (timezone.now() - (key.last_used_at or key.created_at)).days
+    return days if days >= IDLE_SHOWN_AFTER_DAYS else None

@@ -1,0 +1,150 @@
+"""Team → Service accounts: owners make, rename and delete them and make their keys; admins see
+them and their keys (docs/product.md §12)."""
+
+from django import forms
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods
+
+from apps.accounts.sudo import recent_authentication_required
+from apps.api_keys.models import ApiKey
+from apps.api_keys.policy import DESCRIPTION_MAX_LENGTH
+from apps.audit.services import request_actor
+from apps.common.validation import InvalidInput
+from apps.service_accounts.services import (
+    service_account_create,
+    service_account_delete,
+    service_account_update,
+    service_accounts_of,
+)
+from apps.workspaces.decorators import WorkspaceRequest, workspace_staff_required
+from apps.workspaces.models import Membership, ServiceAccount
+
+
+class ServiceAccountForm(forms.Form):
+    name = forms.CharField(
+        max_length=100,
+        help_text="What it serves, as the team will look for it: “CI deploy”, “Zapier”.",
+    )
+    description = forms.CharField(
+        required=False,
+        max_length=DESCRIPTION_MAX_LENGTH,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Optional: who looks after it and where its secrets live.",
+    )
+
+
+def _is_owner(request: WorkspaceRequest) -> bool:
+    return request.membership.role == Membership.Role.OWNER
+
+
+def _account(request: WorkspaceRequest, account_id: int) -> ServiceAccount:
+    account = service_accounts_of(request.workspace).filter(pk=account_id).first()
+    if account is None:
+        raise Http404("No such service account in this workspace.")
+    return account
+
+
+def _save(request: WorkspaceRequest, form: ServiceAccountForm, account: ServiceAccount | None):
+    """Create or update from a valid form; the account, or None with the error on the form."""
+    try:
+        if account is None:
+            return service_account_create(
+                workspace=request.workspace,
+                name=form.cleaned_data["name"],
+                description=form.cleaned_data["description"],
+                actor=request_actor(request),
+            )
+        return service_account_update(
+            account=account, changes=form.cleaned_data, actor=request_actor(request)
+        )
+    except InvalidInput as error:
+        form.add_error("name" if error.field == "name" else None, error.message)
+    return None
+
+
+@require_http_methods(["GET", "POST"])
+@workspace_staff_required()
+@recent_authentication_required(allow_get=True)
+def service_accounts(request: WorkspaceRequest) -> HttpResponse:
+    """The list, and (owners) the form that makes one."""
+    form = ServiceAccountForm(request.POST or None)
+    if request.method == "POST":
+        if not _is_owner(request):
+            raise PermissionDenied("Only owners make service accounts.")
+        if form.is_valid() and (account := _save(request, form, None)) is not None:
+            messages.success(
+                request, f"Made the service account {account.name}: now give it a key."
+            )
+            return redirect("team:service_account", account.pk)
+    return render(
+        request,
+        "team/service_accounts.html",
+        {
+            "accounts": service_accounts_of(request.workspace).order_by("name"),
+            "form": form,
+            "can_edit": _is_owner(request),
+        },
+    )
+
+
+@require_http_methods(["GET", "POST"])
+@workspace_staff_required()
+@recent_authentication_required(allow_get=True)
+def service_account_detail(request: WorkspaceRequest, account_id: int) -> HttpResponse:
+    """One account: its keys, who made it; owners rename it and make its keys here."""
+    account = _account(request, account_id)
+    form = ServiceAccountForm(
+        request.POST or None,
+        initial={"name": account.name, "description": account.description},
+    )
+    if request.method == "POST":
+        if not _is_owner(request):
+            raise PermissionDenied("Only owners change service accounts.")
+        if form.is_valid() and _save(request, form, account) is not None:
+            messages.success(request, "Saved.")
+            return redirect("team:service_account", account.pk)
+    keys = ApiKey.objects.filter(workspace=request.workspace, user=account.user).select_related(
+        "user", "revoked_by"
+    )
+    return render(
+        request,
+        "team/service_account.html",
+        {
+            "account": account,
+            "form": form,
+            "keys": keys.current(),
+            "old_keys": keys.exclude(pk__in=keys.current().values("pk")).count(),
+            "can_edit": _is_owner(request),
+            "new_key_url": reverse("key_pages:create") + f"?service_account={account.pk}",
+        },
+    )
+
+
+@require_http_methods(["GET", "POST"])
+@workspace_staff_required(owner_only=True)
+@recent_authentication_required(allow_get=True)
+def service_account_delete_page(request: WorkspaceRequest, account_id: int) -> HttpResponse:
+    """GET asks for confirmation (the path without JavaScript); POST deletes."""
+    account = _account(request, account_id)
+    if request.method == "GET":
+        return render(
+            request,
+            "confirm.html",
+            {
+                "title": f"Delete the service account {account.name}?",
+                "message": "Every key of it is revoked at once: integrations using them stop "
+                "on their next request.",
+                "action_label": "Delete service account",
+                "cancel_url": reverse("team:service_account", args=[account.pk]),
+            },
+        )
+    revoked = service_account_delete(account=account, actor=request_actor(request))
+    messages.success(
+        request,
+        f"Deleted {account.name}; {revoked} key{'' if revoked == 1 else 's'} revoked.",
+    )
+    return redirect("team:service_accounts")
