@@ -34,6 +34,7 @@ urlpatterns = [
     path("sign-out/", allauth_views.logout, name="account_logout"),
     path("invitations/", include("apps.invitations.urls")),
     path("workspace/switch/", workspace_views.workspace_switch, name="switch_workspace"),
+    path("integrations/api/health/", include("apps.key_health.urls")),
     path("integrations/api/", include("apps.key_pages.urls")),
     path("communities/", include("apps.communities.urls")),
     path("settings/team/", include("apps.team.urls")),

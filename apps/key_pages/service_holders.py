@@ -21,9 +21,10 @@ def service_account_for_new_key(
         return None
     if request.membership.role != Membership.Role.OWNER:
         raise PermissionDenied("Only owners make service accounts' keys.")
+    account_id = parse_id(raw)
     account = (
         ServiceAccount.objects.filter(
-            workspace=request.workspace, pk=parse_id(raw), deleted_at__isnull=True
+            workspace=request.workspace, pk=account_id or 0, deleted_at__isnull=True
         )
         .select_related("user")
         .first()

@@ -8,7 +8,7 @@ log, webhooks, leak reports) works for them unchanged.
 """
 
 import secrets
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from allauth.account.models import EmailAddress
@@ -55,6 +55,19 @@ def service_accounts_of(workspace: Workspace) -> QuerySet[ServiceAccount]:
             live_keys=Count("user__api_keys", filter=live, distinct=True),
             last_used_at=Max("user__api_keys__last_used_at"),
         )
+    )
+
+
+UNUSED_ACCOUNT_DAYS = 30
+
+
+def unused_service_accounts(
+    workspace: Workspace, now: datetime | None = None
+) -> QuerySet[ServiceAccount]:
+    """The service accounts none of whose keys was used in the last 30 days (or ever)."""
+    since = (now or timezone.now()) - timedelta(days=UNUSED_ACCOUNT_DAYS)
+    return service_accounts_of(workspace).filter(
+        Q(last_used_at__isnull=True) | Q(last_used_at__lt=since)
     )
 
 

@@ -87,11 +87,13 @@ def team_member_hand_over(request: WorkspaceRequest, membership_id: int) -> Http
     if request.POST.get("demote") == "1":
         back += "?demote=1"
     key = ApiKey.objects.filter(
-        workspace=request.workspace, user=membership.user, pk=parse_id(request.POST.get("key", ""))
+        workspace=request.workspace,
+        user=membership.user,
+        pk=parse_id(request.POST.get("key", "")) or 0,
     ).first()
     account = (
         service_accounts_of(request.workspace)
-        .filter(pk=parse_id(request.POST.get("service_account", "")))
+        .filter(pk=parse_id(request.POST.get("service_account", "")) or 0)
         .first()
     )
     grace = HANDOVER_GRACE_PERIODS.get(request.POST.get("grace", "none"))

@@ -66,8 +66,8 @@ def keys_in_use(workspace: Workspace, user: User, now: datetime | None = None) -
         .annotate(seen=Count("id"))
         .order_by("-seen")
     )
-    for row in addresses:
-        in_use = keys[row["key_id"]]
-        if len(in_use.addresses) < ADDRESSES_SHOWN:
-            in_use.addresses.append(row["client_ip"])
+    for seen in addresses:
+        in_use = keys[seen["key_id"]]
+        if len(in_use.addresses) < ADDRESSES_SHOWN and seen["client_ip"]:
+            in_use.addresses.append(seen["client_ip"])
     return sorted(keys.values(), key=lambda k: (-k.requests, k.key.name))

@@ -15,10 +15,12 @@ from apps.api_keys.policy import DESCRIPTION_MAX_LENGTH
 from apps.audit.services import request_actor
 from apps.common.validation import InvalidInput
 from apps.service_accounts.services import (
+    UNUSED_ACCOUNT_DAYS,
     service_account_create,
     service_account_delete,
     service_account_update,
     service_accounts_of,
+    unused_service_accounts,
 )
 from apps.workspaces.decorators import WorkspaceRequest, workspace_staff_required
 from apps.workspaces.models import Membership, ServiceAccount
@@ -48,7 +50,9 @@ def _account(request: WorkspaceRequest, account_id: int) -> ServiceAccount:
     return account
 
 
-def _save(request: WorkspaceRequest, form: ServiceAccountForm, account: ServiceAccount | None):
+def _save(
+    request: WorkspaceRequest, form: ServiceAccountForm, account: ServiceAccount | None
+) -> ServiceAccount | None:
     """Create or update from a valid form; the account, or None with the error on the form."""
     try:
         if account is None:
@@ -80,11 +84,18 @@ def service_accounts(request: WorkspaceRequest) -> HttpResponse:
                 request, f"Made the service account {account.name}: now give it a key."
             )
             return redirect("team:service_account", account.pk)
+    unused_only = request.GET.get("unused") == str(UNUSED_ACCOUNT_DAYS)
+    accounts = (
+        unused_service_accounts(request.workspace)
+        if unused_only
+        else service_accounts_of(request.workspace)
+    )
     return render(
         request,
         "team/service_accounts.html",
         {
-            "accounts": service_accounts_of(request.workspace).order_by("name"),
+            "accounts": accounts.order_by("name"),
+            "unused_only": unused_only,
             "form": form,
             "can_edit": _is_owner(request),
         },

@@ -36,6 +36,7 @@ def navigation(request: HttpRequest) -> dict[str, Any]:
     else:
         items = [
             {"label": "API keys", "url": reverse("key_pages:list")},
+            {"label": "Key health", "url": reverse("key_health:page")},
             {"label": "Connected apps", "url": reverse("oauth:connected_apps")},
             {"label": "Communities", "url": reverse("communities:list")},
         ]

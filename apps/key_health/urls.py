@@ -1,0 +1,7 @@
+from django.urls import path
+
+from . import views
+
+app_name = "key_health"
+
+urlpatterns = [path("", views.key_health, name="page")]
