@@ -167,6 +167,9 @@ LIST_PAGES = Call("GET", "/pages", "list_pages", "pages:read")
 DEPLOY_PAGE = Call(
     "POST", "/pages", "create_page", "pages:write", 201, creates="page", title="Release notes {n}"
 )
+CI_PAGE = Call(
+    "POST", "/pages", "create_page", "pages:write", 201, creates="page", title="Changelog {n}"
+)
 NOTES_PAGE = Call(
     "POST", "/pages", "create_page", "pages:write", 201, creates="page", title="Lesson notes {n}"
 )

@@ -1,6 +1,7 @@
 """The demo's keys, made through the same services as everyone's: of every kind and state
-(restricted, expiring, revoked, leaked, a member's, a CLI login's, a connected app's, one
-waiting for approval). Their dates and use come from their stories (apps/demo/stories.py)."""
+(restricted, expiring, revoked, leaked, a member's, a CLI login's, a connected app's, a service
+account's, one waiting for approval). Their dates and use come from their stories
+(apps/demo/stories.py)."""
 
 from datetime import timedelta
 
@@ -23,6 +24,7 @@ from apps.oauth.issuing import (
     grant_create,
 )
 from apps.oauth.models import OAuthClient
+from apps.service_accounts.services import service_account_create, service_account_key_create
 from apps.workspaces.models import Workspace
 from apps.workspaces.services import workspace_update
 
@@ -82,6 +84,7 @@ def demo_keys_create(
             installation_id="demo-laptop",
         ),
         "Claude Code": _connected_app(workspace, owner),
+        "CI deploy": _service_account_key(workspace, owner),
         "Newsletter importer": make(
             "Newsletter importer",
             ["communities:read", "communities:write"],
@@ -92,6 +95,24 @@ def demo_keys_create(
     api_key_revoke(key=keys["Old storefront"], actor=Actor.of_user(owner))
     _report_leak(keys["Newsletter importer"])
     return keys
+
+
+def _service_account_key(workspace: Workspace, owner: User) -> ApiKey:
+    """The CI pipeline's key, held by a service account: it outlives whoever set it up."""
+    account = service_account_create(
+        workspace=workspace,
+        name="CI deploy",
+        description="The deploy pipeline: publishes pages on every merge to main.",
+        actor=Actor.of_user(owner),
+    )
+    return service_account_key_create(
+        account=account,
+        name="CI deploy",
+        scopes=["pages:read", "pages:write"],
+        expires_at=timezone.now() + timedelta(days=180),
+        description="Stored in the pipeline's secrets as GATEHOUSE_API_KEY.",
+        actor=Actor.of_user(owner),
+    ).key
 
 
 def _report_leak(key: ApiKey) -> None:

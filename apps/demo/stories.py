@@ -7,6 +7,7 @@ from datetime import timedelta
 
 from .history import (
     BOT_POST,
+    CI_PAGE,
     CREATE_PRODUCT,
     DAY,
     DEPLOY_PAGE,
@@ -111,6 +112,19 @@ STORIES: dict[str, Story] = {
                 calls=(LIST_PAGES, DEPLOY_PAGE, LIST_PAGES, LIST_PAGES),
                 addresses=("192.0.2.10", "192.0.2.11"),
                 agent="python-requests/2.32.3",
+            ),
+        ),
+    ),
+    "CI deploy": Story(
+        created=45 * DAY,
+        habits=(
+            Habit(
+                start=44 * DAY + 20 * HOUR,
+                end=3 * HOUR,
+                every=7 * HOUR,
+                calls=(LIST_PAGES, CI_PAGE, LIST_PAGES),
+                addresses=("198.51.100.23",),
+                agent="GitHub-Actions gatehouse-deploy/1.4",
             ),
         ),
     ),

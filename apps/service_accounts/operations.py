@@ -263,7 +263,7 @@ OPERATIONS = (
         status=201,
         can_be_not_found=True,
         mcp=False,
-        cli="service-accounts create-key",
+        cli="keys create",  # `gatehouse keys create --service-account ID`
         run=_create_key,
     ),
 )

@@ -122,32 +122,62 @@ def _params(spec: dict[str, Any]) -> list[click.Parameter]:
     return params
 
 
-def command_for(spec: dict[str, Any]) -> click.Command:
+def _variant_flag(spec: dict[str, Any], base: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The one path argument `spec` has beyond `base`'s, and the option it becomes."""
+    [extra] = [a for a in spec["arguments"] if a not in base["arguments"]]
+    return re.sub(r"-id$", "", dest(extra["name"]).replace("_", "-")), extra
+
+
+def command_for(spec: dict[str, Any], variant: dict[str, Any] | None = None) -> click.Command:
+    """The command of `spec`; with `variant` (the same operation for one more path argument, as
+    a service account's key is a key), that argument is an option choosing the variant."""
+    params = _params(spec)
+    help_text = spec["help"]
+    if variant is not None:
+        flag, extra = _variant_flag(variant, spec)
+        params.append(
+            click.Option(
+                [f"--{flag}", dest(extra["name"])],
+                type=click.IntRange(extra["min"], extra["max"]),
+                help=variant["help"],
+            )
+        )
+        help_text += f" With --{flag} ID: {variant['help']}"
+
     def callback(**values: Any) -> None:
         ctx = click.get_current_context()
-        for field in spec["fields"]:
+        chosen = spec
+        if variant is not None and values.get(dest(_variant_flag(variant, spec)[1]["name"])):
+            chosen = variant
+        for field in chosen["fields"]:
             if values.get(dest(field["name"])) is not None:
                 values[dest(field["name"])] = _field_value(field, values[dest(field["name"])])
-        _show(ctx, spec, values, run_operation(ctx, spec, values))
+        _show(ctx, chosen, values, run_operation(ctx, chosen, values))
 
     return click.Command(
         spec["verb"],
         callback=callback,
-        params=_params(spec),
-        help=spec["help"],
+        params=params,
+        help=help_text,
         short_help=spec["help"].split(". ")[0].rstrip(".") + ".",
     )
 
 
 def add_operation_commands(cli: click.Group) -> None:
-    """One group per noun (`products`), one command per operation (`products list`)."""
+    """One group per noun (`products`), one command per operation (`products list`); two
+    operations with one spelling are one command, the one with more path arguments chosen by
+    an option (`keys create --service-account ID`)."""
     groups: dict[str, click.Group] = {}
+    spelled: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for spec in TABLE["commands"]:
-        group = groups.get(spec["group"])
+        spelled.setdefault((spec["group"], spec["verb"]), []).append(spec)
+    for (name, _), specs in spelled.items():
+        group = groups.get(name)
         if group is None:
-            group = groups[spec["group"]] = click.Group(spec["group"])
+            group = groups[name] = click.Group(name)
             cli.add_command(group)
-        group.add_command(command_for(spec))
+        base, *variants = sorted(specs, key=lambda s: len(s["arguments"]))
+        group.add_command(command_for(base, variants[0] if variants else None))
     for name, group in groups.items():
         verbs = ", ".join(sorted(group.commands))
         group.help = f"{name.capitalize()}: {verbs}."
