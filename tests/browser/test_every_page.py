@@ -317,6 +317,38 @@ DEFAULT_FIELDSETS = """() => [...document.querySelectorAll("fieldset")]
   .map(set => (set.querySelector("legend") || set).textContent.trim().slice(0, 40))"""
 
 
+def seed_service_account(owner, teammate) -> tuple:
+    """A service account with a key, and a live key of `teammate` that something still uses
+    (the Remove page then offers its hand-over); returns the account and the teammate's
+    membership id."""
+    from django.utils import timezone
+
+    from apps.api_keys.models import ApiKey
+    from apps.service_accounts.services import service_account_create, service_account_key_create
+    from apps.usage.models import KeyUsageHour
+
+    workspace = owner.memberships.get().workspace
+    actor = Actor.of_user(owner)
+    account = service_account_create(
+        workspace=workspace,
+        name="CI deploy for the marketing site",
+        description="Publishes pages on every merge to main.",
+        actor=actor,
+    )
+    service_account_key_create(
+        account=account, name="Deploys", scopes=["pages:read"], expires_at=None, actor=actor
+    )
+    live = make_key(user=teammate, workspace=workspace, name="Nightly export to the warehouse")
+    now = timezone.now()
+    ApiKey.objects.filter(pk=live.key.pk).update(last_used_at=now, last_used_ip="192.0.2.10")
+    hour = now.replace(minute=0, second=0, microsecond=0)
+    for operation, count in (("list_pages", 120), ("get_workspace", 30)):
+        KeyUsageHour.objects.create(
+            key=live.key, hour=hour, operation=operation, outcome="2xx", count=count
+        )
+    return account, teammate.memberships.get().pk
+
+
 def invitation_path(community) -> str:
     _, link = invitation_create(
         workspace=community.workspace,
@@ -370,6 +402,7 @@ def test_no_page_scrolls_sideways(browser, live_server, shoot, width):
     ).key
     leaked = seed_leaked_key(owner)
     seed_requests(key, theirs, leaked)
+    account, in_use = seed_service_account(owner, teammate)
     context = browser.new_context(
         base_url=live_server.url, viewport={"width": WIDTHS[width], "height": 900}
     )
@@ -403,6 +436,10 @@ def test_no_page_scrolls_sideways(browser, live_server, shoot, width):
             "logs-refused": "/logs/?status=4xx",
             "key-narrow": f"/integrations/api/keys/{key.pk}/",
             "key-page-leaked": f"/integrations/api/keys/{leaked.pk}/",
+            "key-health": "/integrations/api/health/",
+            "service-accounts": "/settings/team/service-accounts/",
+            "service-account": f"/settings/team/service-accounts/{account.pk}/",
+            "team-remove": f"/settings/team/{in_use}/remove/",
         }
         for name, path in pages.items():
             response = page.goto(path)
