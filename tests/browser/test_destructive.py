@@ -44,11 +44,12 @@ def test_without_javascript_removals_go_through_a_confirmation_page(no_js_page, 
     sign_in(page, "owner@acme.test")
 
     page.goto("/settings/team/")
-    page.get_by_role("button", name="Remove ada@acme.test").click()
+    page.get_by_role("link", name="Remove ada@acme.test").click()
     assert page.text_content("h1") == "Remove ada@acme.test from the team?"
+    assert "None of their keys made a request in the last 30 days" in page.text_content("main")
     assert Membership.objects.filter(pk=admin.pk).exists()  # nothing happened yet
     shoot(page, "33-remove-teammate-no-js")
-    page.get_by_role("button", name="Remove teammate").click()
+    page.get_by_role("button", name="Remove from the team").click()
     assert "Removed ada@acme.test" in page.text_content(".flashes")
     assert not Membership.objects.filter(pk=admin.pk).exists()
 
