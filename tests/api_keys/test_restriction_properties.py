@@ -197,3 +197,66 @@ def test_no_minted_key_is_ever_wider_than_its_minter(world, data):
         # Refused: for being wider, for the caller's own networks, or for the workspace policy.
         assert answer.status_code in (400, 403), answer.content
         assert ApiKey.objects.count() == keys_before
+
+
+@pytest.fixture
+def service_world(world):
+    """The world, with a service account of its workspace and an admin of it."""
+    from apps.audit.services import Actor
+    from apps.service_accounts.services import service_account_create
+    from tests.factories import MembershipFactory, UserFactory
+
+    owner, workspace, ids = world
+    account = service_account_create(workspace=workspace, name="CI", actor=Actor.of_user(owner))
+    admin = MembershipFactory(workspace=workspace, user=UserFactory(), role="admin").user
+    return owner, admin, account, ids
+
+
+@SETTINGS
+@given(data=st.data())
+def test_service_accounts_and_their_keys_never_mint_wider(service_world, data):
+    """Owners' keys minting a service account's keys, and those minting their own account's:
+    never wider than the minter, always the same account's, never an owner's powers; an
+    admin's key never mints one at all."""
+    owner, admin, account, ids = service_world
+    minter = data.draw(st.sampled_from(["owner", "service account", "admin"]))
+    holder = {"owner": owner, "admin": admin, "service account": account.user}[minter]
+    caller_scopes = data.draw(st.lists(st.sampled_from(ALL_SCOPES), unique=True))
+    caller = make_key(
+        user=holder,
+        scopes=[*caller_scopes, "keys:write"],
+        restrictions=data.draw(restrictions_in(ids)),
+        expires_in=data.draw(st.sampled_from([timedelta(days=20), timedelta(days=200), None])),
+    )
+    body = {
+        "name": "Minted",
+        "scopes": data.draw(
+            st.lists(st.sampled_from([*caller_scopes, "keys:write"]), min_size=1)
+            | st.lists(st.sampled_from([*ALL_SCOPES, "keys:read", "keys:write"]), min_size=1)
+        ),
+        **data.draw(st.sampled_from([{}, {"expiresInDays": 7}, {"noExpiry": True}])),
+    }
+    path = (
+        "/api/v1/keys"
+        if minter == "service account"
+        else f"/api/v1/service-accounts/{account.pk}/keys"
+    )
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {caller.secret}", REMOTE_ADDR="10.1.2.3")
+    keys_before = ApiKey.objects.count()
+    answer = client.post(path, body, content_type="application/json")
+    event(f"{minter}: {answer.status_code}")
+    if minter == "admin":  # refused for the role, or before that for its own networks
+        assert answer.status_code == 403
+        assert answer.json()["error"] in ("insufficient-role", "ip-not-allowed")
+    if answer.status_code == 201:
+        new = ApiKey.objects.get(pk=answer.json()["id"])
+        assert new.user_id == account.user_id, "always the service account's key"
+        assert not wider(new, caller.key), (body, answer.json())
+        if new.state == "active":
+            settings_change = Client(HTTP_AUTHORIZATION=f"Bearer {answer.json()['secret']}").patch(
+                "/api/v1/workspace/policy", {"idleDays": 90}, content_type="application/json"
+            )
+            assert settings_change.status_code == 403, "an admin's powers, never an owner's"
+    else:
+        assert answer.status_code in (400, 403), answer.content
+        assert ApiKey.objects.count() == keys_before
