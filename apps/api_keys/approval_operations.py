@@ -177,8 +177,8 @@ OPERATIONS = (
         needs=Needs(roles=OWNER),
         title="Read the key policy",
         summary=(
-            "The key policy: longest lifetime of a new key, whether no expiry is allowed, "
-            "whether two-factor is required, which new keys wait for approval."
+            "The key policy: a new key's longest life, whether it may never expire, "
+            "two-factor, approvals, idle days."
         ),
         output_name="KeyPolicy",
         output=POLICY,

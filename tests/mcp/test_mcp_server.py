@@ -567,3 +567,32 @@ def test_the_single_exchange_path_answers_exactly_as_the_sdks_transport(
         full.headers["Content-Type"],
     )
     assert fast.json() == full.json()
+
+
+def test_service_accounts_are_listed_but_no_tool_makes_their_keys(live_server):
+    """§12: list_service_accounts for an owner's keys:read key; a service account's key,
+    which hands out a secret, is no tool."""
+    from apps.api.scopes import EVERY_SCOPE
+    from apps.api_keys.models import ApiKey
+    from apps.audit.services import Actor
+    from apps.service_accounts.services import service_account_create
+
+    manager = make_key(scopes=EVERY_SCOPE)
+    account = service_account_create(
+        workspace=manager.key.workspace, name="CI deploy", actor=Actor.of_user(manager.key.user)
+    )
+    names = run(tool_names(live_server, manager.secret))
+    assert {"list_service_accounts", "get_service_account"} <= names
+    assert "create_service_account_key" not in names
+    listed = run(call(live_server, manager.secret, "list_service_accounts", {}))
+    assert [a["name"] for a in listed.structured_content["data"]] == ["CI deploy"]
+    made = run(
+        call(
+            live_server,
+            manager.secret,
+            "create_service_account_key",
+            {"serviceAccountId": account.pk, "name": "x", "scopes": ["pages:read"]},
+        )
+    )
+    assert tool_error(made) == "not-found"
+    assert ApiKey.objects.count() == 1

@@ -140,3 +140,16 @@ def test_stranger_changes_only_their_own_workspace(client, workspace):
     client.post(URL, form(name="Hijacked"))
     workspace.refresh_from_db()
     assert workspace.name == "Acme"
+
+
+def test_the_idle_limit_is_set_and_cleared_on_the_settings_page(client, owner, workspace):
+    assert client.post(URL, form(key_idle_days="90")).status_code == 302
+    workspace.refresh_from_db()
+    assert workspace.key_idle_days == 90
+    refused = client.post(URL, form(key_idle_days="20", name="Renamed"))
+    assert "Ensure this value is greater than or equal to 30" in refused.content.decode()
+    workspace.refresh_from_db()
+    assert (workspace.key_idle_days, workspace.name) == (90, "Acme")
+    assert client.post(URL, form(key_idle_days="")).status_code == 302
+    workspace.refresh_from_db()
+    assert workspace.key_idle_days is None
