@@ -19,6 +19,7 @@ FIELD_LABELS = {
     "key_max_lifetime_days": "Longest lifetime of a new key",
     "key_allow_no_expiry": "“No expiry” offered for new keys",
     "require_two_factor": "Two-factor authentication required",
+    "key_idle_days": "Keys revoked when unused for",
     "description": "Description",
     "restrictions": "Restrictions",
     "endpoint": "Webhook endpoint",
@@ -46,7 +47,7 @@ def human_value(field: str, value: Any) -> str:
         return TRANSCRIPTION_LANGUAGES.get(value, value)
     if field == "default_video_quality":
         return dict(VideoQuality.choices).get(value, value)
-    if field == "key_max_lifetime_days":
+    if field in ("key_max_lifetime_days", "key_idle_days"):
         return f"{value} day{pluralize(value)}"
     if field == "role" or value in ROLE_LABELS:
         return ROLE_LABELS.get(value, value)
@@ -102,7 +103,29 @@ def event_details(event: AuditEvent) -> str:
         )
     elif data.get("network"):
         parts.append(f"network {data['network']}")
+    parts += _service_account_details(data)
     return ", ".join(parts)
+
+
+def _service_account_details(data: dict[str, Any]) -> list[str]:
+    """Hand-overs, idle keys and grace ends in a few words (docs/product.md §12-13)."""
+    parts = []
+    if isinstance(data.get("fromKey"), dict) and isinstance(data.get("serviceAccount"), dict):
+        from_key, account = data["fromKey"], data["serviceAccount"]
+        parts.append(
+            f"{from_key.get('holder')}'s key {from_key.get('hint')} handed over to the service "
+            f"account {account.get('name')}; old secret stops {data.get('oldSecretStopsAt')}"
+        )
+    if data.get("reason") == "idle":
+        parts.append("unused past the key policy's idle limit")
+    if "idleDays" in data and "revokedAt" in data:
+        parts.append(f"revoked on {str(data['revokedAt'])[:10]} unless used")
+    if data.get("reason") == "leaked" and "url" not in data:
+        parts.append("its old secret was reported leaked")
+    if "keysRevoked" in data:
+        count = data["keysRevoked"]
+        parts.append(f"{count} key{pluralize(count)} revoked")
+    return parts
 
 
 @dataclass(frozen=True)

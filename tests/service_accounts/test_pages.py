@@ -142,6 +142,8 @@ def test_the_remove_page_shows_the_keys_in_use_and_hands_one_over(client, owner,
     assert ApiKey.objects.get(pk=unused.key.pk).revoked_at is not None
     assert client.get("/api/v1/workspace", **auth(new_secret)).status_code == 200
     assert AuditEvent.objects.filter(action="key.handed_over").count() == 1
+    audit = client.get("/audit/").content.decode()
+    assert "handed over to the service account CI deploy" in audit
 
 
 def test_a_hand_over_with_nothing_chosen_is_refused_and_changes_nothing(client, owner, admin):
