@@ -11,6 +11,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from .database_settings import database_settings
 from .env import env_bool, env_int, env_list, env_secret
+from .audit_stream_settings import AUDIT_STREAM_DAYS  # noqa: F401 - a setting, read from there
 from .log_settings import log_settings
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -60,6 +61,7 @@ INSTALLED_APPS = [
     "apps.demo",
     "apps.jobs",
     "apps.webhooks",
+    "apps.audit_streams",
     "django_tasks",
     "django_tasks_db",
     "config",  # the top-level assembly: its `openapi` command
@@ -108,9 +110,8 @@ TEMPLATES = [
 ]
 
 DATABASES = {"default": database_settings(os.environ.get("DATABASE_URL", ""), BASE_DIR)}
-# The key lookup runs as a prepared statement on PostgreSQL (planned once per connection). Turn
-# this off behind a transaction-pooling PgBouncer older than 1.21, which cannot keep prepared
-# statements.
+# The key lookup is a prepared statement on PostgreSQL (planned once per connection): turn this
+# off behind a transaction-pooling PgBouncer older than 1.21, which cannot keep them.
 DATABASE_PREPARED_LOOKUP = env_bool("DATABASE_PREPARED_LOOKUP", True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -250,9 +251,8 @@ USAGE_FLUSH_SECONDS = env_int("USAGE_FLUSH_SECONDS", 5)
 REQUEST_LOG_DAYS = env_int("REQUEST_LOG_DAYS", 30)
 if not 1 <= REQUEST_LOG_DAYS <= 90:
     raise ImproperlyConfigured(f"REQUEST_LOG_DAYS must be from 1 to 90, not {REQUEST_LOG_DAYS}.")
-# Background work (webhook deliveries, e-mails of jobs, scheduled jobs) goes through Django's
-# tasks interface. The database backend is the default: `manage.py worker` (or `db_worker`) runs
-# the tasks, any number of workers, each task once. TASKS_BACKEND names another backend.
+# Background work (webhook and audit stream deliveries, e-mails, scheduled jobs) goes through
+# Django's tasks interface; the database backend is the default (`manage.py worker`, any number).
 TASKS = {
     "default": {
         "BACKEND": os.environ.get("TASKS_BACKEND", "django_tasks_db.DatabaseBackend"),
