@@ -9,9 +9,9 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
+from .audit_stream_settings import AUDIT_STREAM_DAYS  # noqa: F401 - a setting, read from there
 from .database_settings import database_settings
 from .env import env_bool, env_int, env_list, env_secret
-from .audit_stream_settings import AUDIT_STREAM_DAYS  # noqa: F401 - a setting, read from there
 from .log_settings import log_settings
 
 BASE_DIR = Path(__file__).resolve().parent.parent

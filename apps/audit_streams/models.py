@@ -6,6 +6,8 @@ from django.utils import timezone
 
 from apps.workspaces.models import Workspace
 
+PAUSED = "Paused by an owner."  # the disabled_reason of a stream an owner paused
+
 
 class AuditStream(models.Model):
     """Where a workspace's audit events go as they happen: an HTTPS endpoint (JSON lines,

@@ -144,10 +144,13 @@ def send_syslog(stream: AuditStream, batch: list[dict[str, Any]]) -> None:
     try:
         with context.wrap_socket(raw, server_hostname=stream.host) as tls:
             tls.sendall(data)
+            # Our close_notify, then the server's end of the stream (rsyslog closes without
+            # its own close_notify): it has read everything before it. A reset or no answer
+            # is a failure, and the batch is sent again (at least once).
             try:
-                tls.unwrap()  # close_notify both ways: the server read what was sent
-            except (ssl.SSLError, OSError):
-                pass  # a server that closes without close_notify: the data was written
+                tls.unwrap()
+            except (ssl.SSLEOFError, ssl.SSLZeroReturnError):
+                pass
     except ssl.SSLCertVerificationError as exc:
         raise SendFailed(
             f"TLS: the server's certificate is not trusted: {exc.verify_message}"

@@ -21,7 +21,7 @@ from apps.webhooks.secrets import new_secret, seal
 
 from .audit_actions import STREAM_CREATED, STREAM_DELETED, STREAM_PAUSED, STREAM_RESUMED
 from .delivery import stream_deliver
-from .models import AuditStream
+from .models import PAUSED, AuditStream
 from .outbox import stream_enqueue
 from .sending import TEST_ACTION
 from .syslog_target import clean_syslog_target
@@ -161,7 +161,7 @@ def stream_set_enabled(stream: AuditStream, enabled: bool, *, actor: Actor) -> N
     with transaction.atomic():
         AuditStream.objects.filter(pk=stream.pk).update(
             enabled=enabled,
-            disabled_reason="" if enabled else "Paused by an owner.",
+            disabled_reason="" if enabled else PAUSED,
             failures=0,
             failing_since=None,
             next_attempt_at=None,

@@ -1,0 +1,139 @@
+"""An HTTPS audit stream as a SIEM's collector sees it: batches of JSON lines verified with the
+`standardwebhooks` library (not our signer), custom headers sent, and through a receiver that
+fails for a while nothing lost, nothing out of order."""
+
+import json
+import time
+from datetime import timedelta
+
+import pytest
+from django.db import transaction
+from standardwebhooks.webhooks import Webhook
+
+from apps.audit.models import AuditEvent
+from apps.audit.services import Actor, audit_record
+from apps.audit_pages.presentation import CSV_COLUMNS
+from apps.audit_streams import delivery
+from apps.audit_streams.models import AuditStream, AuditStreamItem
+from apps.audit_streams.services import stream_create
+from tests.conftest import run_tasks
+from tests.factories import owner_of
+from tests.webhooks.receiver import receiver
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def owner():
+    return owner_of(email="owner@example.com")
+
+
+@pytest.fixture
+def fast_retries(monkeypatch):
+    monkeypatch.setattr(delivery, "RETRY_AFTER", [timedelta(seconds=0.2)])
+
+
+def record(owner, action: str, subject: str) -> AuditEvent:
+    with transaction.atomic():
+        return audit_record(
+            workspace=owner.memberships.get().workspace,
+            action=action,
+            actor=Actor.of_user(owner, "203.0.113.9"),
+            subject=subject,
+            data={"field": "name", "before": "Acme", "after": subject},
+        )
+
+
+def run_until(done, seconds: float = 60) -> None:
+    """Run due tasks, as a worker would, until `done()` or the time is up."""
+    deadline = time.monotonic() + seconds
+    while not done():
+        assert time.monotonic() < deadline, "the stream did not catch up"
+        run_tasks()
+        time.sleep(0.1)
+
+
+def test_a_failing_receiver_loses_nothing_and_gets_every_event_in_order(owner, fast_retries):
+    workspace = owner.memberships.get().workspace
+    with receiver(answers=[500, 500, 503, 500]) as siem:
+        made = stream_create(
+            workspace,
+            kind="https",
+            name="SIEM",
+            url=siem.url,
+            headers={"Authorization": "Splunk canary-token-0001"},
+            actor=Actor.of_user(owner),
+        )
+        events = [record(owner, "settings.changed", f"Acme {n}") for n in range(25)]
+        run_until(lambda: not AuditStreamItem.objects.exists())
+        for _ in range(3):
+            events.append(record(owner, "settings.changed", f"late {len(events)}"))
+            run_until(lambda: not AuditStreamItem.objects.exists())
+
+    hook = Webhook(made.secret)
+    delivered: list[dict] = []
+    statuses = [500, 500, 503, 500] + [200] * len(siem.received)
+    for request, status in zip(siem.received, statuses, strict=False):
+        hook.verify(request.body, request.headers, json_parse=False)  # raises if forged
+        assert request.headers["authorization"] == "Splunk canary-token-0001"
+        assert request.headers["content-type"] == "application/x-ndjson"
+        if status == 200:
+            delivered += [json.loads(line) for line in request.body.decode().splitlines()]
+    # The stream's own creation comes first: it was recorded after the stream existed.
+    created = AuditEvent.objects.get(action="audit_stream.created")
+    assert [e["id"] for e in delivered] == [str(created.pk)] + [str(e.pk) for e in events]
+    assert all(set(CSV_COLUMNS) <= set(e) for e in delivered)
+    assert delivered[1]["workspace"] == {"id": str(workspace.pk), "name": workspace.name}
+    assert delivered[1]["before"] == "Acme" and delivered[1]["ip"] == "203.0.113.9"
+    # The failed batches were the same events, under the same webhook-id, sent again.
+    first_ok = siem.received[4]
+    assert siem.received[0].headers["webhook-id"] == first_ok.headers["webhook-id"]
+    assert siem.received[0].body == first_ok.body
+    stream = AuditStream.objects.get()
+    assert stream.failures == 0 and stream.failing_since is None and stream.last_delivery_at
+    assert "500" in stream.last_error and stream.delivered_count == len(delivered)
+    assert "canary-token" not in stream.headers_encrypted  # stored encrypted
+
+
+def test_a_filter_takes_only_its_actions_and_a_rolled_back_change_sends_nothing(owner):
+    workspace = owner.memberships.get().workspace
+    with receiver() as siem:
+        stream_create(
+            workspace,
+            kind="https",
+            name="Keys only",
+            url=siem.url,
+            events=["key.revoked"],
+            actor=Actor.of_user(owner),
+        )
+        record(owner, "settings.changed", "not this")
+        kept = record(owner, "key.revoked", "this one")
+        with pytest.raises(RuntimeError), transaction.atomic():
+            audit_record(
+                workspace=workspace,
+                action="key.revoked",
+                actor=Actor.of_user(owner),
+                subject="rolled back",
+            )
+            raise RuntimeError("the change fails after its event was recorded")
+        run_until(lambda: not AuditStreamItem.objects.exists())
+    lines = [json.loads(line) for r in siem.received for line in r.body.decode().splitlines()]
+    assert [line["id"] for line in lines] == [str(kept.pk)]
+
+
+def test_a_paused_stream_keeps_its_backlog_and_sends_it_when_resumed(owner, settings):
+    workspace = owner.memberships.get().workspace
+    from apps.audit_streams.services import stream_set_enabled
+
+    with receiver() as siem:
+        made = stream_create(
+            workspace, kind="https", name="SIEM", url=siem.url, actor=Actor.of_user(owner)
+        )
+        stream_set_enabled(made.stream, False, actor=Actor.of_user(owner))
+        waiting = [record(owner, "settings.changed", f"while paused {n}") for n in range(3)]
+        run_tasks()
+        assert not siem.received and AuditStreamItem.objects.count() == 5  # created, paused, 3
+        stream_set_enabled(AuditStream.objects.get(), True, actor=Actor.of_user(owner))
+        run_until(lambda: not AuditStreamItem.objects.exists())
+    ids = [json.loads(line)["id"] for r in siem.received for line in r.body.decode().splitlines()]
+    assert ids[2:5] == [str(e.pk) for e in waiting] and len(ids) == len(set(ids)) == 6
