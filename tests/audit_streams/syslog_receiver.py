@@ -108,8 +108,14 @@ class Rsyslog:
 
     def start(self) -> None:
         self.process = subprocess.Popen(
-            [RSYSLOGD, "-n", "-f", str(self.directory / "rsyslog.conf"), "-i",
-             str(self.directory / "rsyslogd.pid")],
+            [
+                RSYSLOGD,
+                "-n",
+                "-f",
+                str(self.directory / "rsyslog.conf"),
+                "-i",
+                str(self.directory / "rsyslogd.pid"),
+            ],
             stdout=subprocess.DEVNULL,
             stderr=open(self.directory / "rsyslogd.err", "ab"),  # noqa: SIM115
         )
@@ -147,7 +153,11 @@ def rsyslog(directory: Path, port: int) -> Iterator[Rsyslog]:
     ca_pem, ca, cert, key = make_ca_and_server(directory)
     (directory / "rsyslog.conf").write_text(
         CONFIG.format(
-            work=directory / "work", ca=ca, cert=cert, key=key, port=port,
+            work=directory / "work",
+            ca=ca,
+            cert=cert,
+            key=key,
+            port=port,
             out=directory / "received.log",
         )
     )

@@ -27,7 +27,9 @@ HEADER = re.compile(
     r"^<(?P<pri>\d{1,3})>1 (?P<time>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,6})?(?:Z|[+-]\d\d:\d\d))"
     r" (?P<host>[!-~]{1,255}) (?P<app>[!-~]{1,48}) (?P<proc>[!-~]{1,128}) (?P<msgid>[!-~]{1,32}) "
 )
-ELEMENT = re.compile(r'\[(?P<id>[^ =\]"]{1,32})(?P<params>(?: [^ =\]"]{1,32}="(?:[^"\\\]]|\\.)*")*)\]')
+ELEMENT = re.compile(
+    r'\[(?P<id>[^ =\]"]{1,32})(?P<params>(?: [^ =\]"]{1,32}="(?:[^"\\\]]|\\.)*")*)\]'
+)
 PARAM = re.compile(r' ([^ =\]"]{1,32})="((?:[^"\\\]]|\\.)*)"')
 
 
@@ -74,9 +76,7 @@ def pump(until, seconds: float) -> None:
         time.sleep(0.2)
 
 
-def test_events_reach_rsyslog_over_tls_once_in_order_through_30_seconds_down(
-    tmp_path, monkeypatch
-):
+def test_events_reach_rsyslog_over_tls_once_in_order_through_30_seconds_down(tmp_path, monkeypatch):
     monkeypatch.setattr(delivery, "RETRY_AFTER", [timedelta(seconds=1), timedelta(seconds=3)])
     owner = owner_of(email="owner@example.com")
     workspace = owner.memberships.get().workspace
