@@ -137,3 +137,35 @@ def test_a_paused_stream_keeps_its_backlog_and_sends_it_when_resumed(owner, sett
         run_until(lambda: not AuditStreamItem.objects.exists())
     ids = [json.loads(line)["id"] for r in siem.received for line in r.body.decode().splitlines()]
     assert ids[2:5] == [str(e.pk) for e in waiting] and len(ids) == len(set(ids)) == 6
+
+
+def test_an_event_committed_while_a_batch_is_on_its_way_is_sent_after_it(owner, monkeypatch):
+    import threading
+
+    from django.db import connection
+
+    workspace = owner.memberships.get().workspace
+    real_send = delivery.send_https
+    later: list[AuditEvent] = []
+
+    def send_while_another_change_commits(stream, batch, batch_id, now):
+        if not later:  # another request's change, committed on its own connection meanwhile
+
+            def change():
+                later.append(record(owner, "settings.changed", "meanwhile"))
+                connection.close()
+
+            thread = threading.Thread(target=change)
+            thread.start()
+            thread.join()
+        real_send(stream, batch, batch_id, now)
+
+    monkeypatch.setattr(delivery, "send_https", send_while_another_change_commits)
+    with receiver() as siem:
+        stream_create(
+            workspace, kind="https", name="SIEM", url=siem.url, actor=Actor.of_user(owner)
+        )
+        first = record(owner, "settings.changed", "first")
+        run_until(lambda: not AuditStreamItem.objects.exists())
+    ids = [json.loads(line)["id"] for r in siem.received for line in r.body.decode().splitlines()]
+    assert ids[1:] == [str(first.pk), str(later[0].pk)]
