@@ -37,7 +37,11 @@ class HttpsStreamForm(StreamForm):
         label="Custom headers",
         required=False,
         widget=forms.Textarea(
-            attrs={"rows": 3, "placeholder": "Authorization: Splunk 0000-1111", "spellcheck": "false"}
+            attrs={
+                "rows": 3,
+                "placeholder": "Authorization: Splunk 0000-1111",
+                "spellcheck": "false",
+            }
         ),
         help_text=f"One a line, <code>Name: value</code>; up to {MAX_HEADERS}. Values are stored "
         "encrypted and never shown again.",

@@ -97,14 +97,14 @@ STREAM_CREATE["required"] = ["kind", "name"]
 
 
 def _status(call: Call, stream_id: int) -> StreamStatus:
-    found = [s for s in streams_status(call.workspace.pk) if s.stream.pk == stream_id]
+    found = [s for s in streams_status(call.workspace) if s.stream.pk == stream_id]
     if not found:
         raise NotFound("No audit stream with this id in this workspace.")
     return found[0]
 
 
 def _list(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]:
-    return {"data": [stream_to_json(s) for s in streams_status(call.workspace.pk)]}
+    return {"data": [stream_to_json(s) for s in streams_status(call.workspace)]}
 
 
 def _create(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]:

@@ -3,7 +3,7 @@ value nor its secret), its state, and how far behind it is."""
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db.models import Count, Min
 from django.utils import timezone
@@ -11,6 +11,9 @@ from django.utils import timezone
 from apps.api.http import iso_time
 
 from .models import PAUSED, AuditStream
+
+if TYPE_CHECKING:
+    from apps.workspaces.models import Workspace
 
 
 @dataclass(frozen=True)
@@ -32,12 +35,12 @@ class StreamStatus:
         return max(0, int((timezone.now() - self.oldest).total_seconds())) if self.oldest else 0
 
 
-def streams_status(workspace_id: int) -> list[StreamStatus]:
+def streams_status(workspace: "Workspace") -> list[StreamStatus]:
     """The workspace's streams, oldest first, each with its backlog (one query)."""
-    streams = AuditStream.objects.filter(workspace_id=workspace_id).annotate(
+    streams = AuditStream.objects.filter(workspace=workspace).annotate(
         backlog=Count("items"), oldest=Min("items__created_at")
     )
-    return [StreamStatus(s, s.backlog, s.oldest) for s in streams]  # type: ignore[attr-defined]
+    return [StreamStatus(s, s.backlog, s.oldest) for s in streams]
 
 
 def _time(value: datetime | None) -> str | None:

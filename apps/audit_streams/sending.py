@@ -120,11 +120,11 @@ def _connect(host: str, port: int) -> socket.socket:
         found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except OSError as exc:
         raise SendFailed(f"Cannot resolve {host}: {exc}") from None
-    address = found[0][4]
-    if not address_allowed(ipaddress.ip_address(address[0])):
-        raise SendFailed(f"{host} resolves to a private address ({address[0]}).")
+    address = str(found[0][4][0])
+    if not address_allowed(ipaddress.ip_address(address)):
+        raise SendFailed(f"{host} resolves to a private address ({address}).")
     try:
-        return socket.create_connection(address[:2], timeout=TIMEOUT_SECONDS)
+        return socket.create_connection((address, port), timeout=TIMEOUT_SECONDS)
     except OSError as exc:
         raise SendFailed(f"Could not connect to {host}:{port}: {exc}"[:300]) from None
 

@@ -73,7 +73,7 @@ def stream_list(request: WorkspaceRequest) -> HttpResponse:
         answer = _add(request, bound)
         if answer is not None:
             return answer
-    streams = streams_status(request.workspace.pk)
+    streams = streams_status(request.workspace)
     return render(
         request,
         "audit_streams/list.html",

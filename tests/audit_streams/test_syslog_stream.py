@@ -19,12 +19,14 @@ from tests.conftest import run_tasks
 from tests.factories import owner_of
 
 from .syslog_receiver import rsyslog
+from .test_https_stream import run_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 # RFC 5424 §6: HEADER SP STRUCTURED-DATA [SP MSG]; SD-PARAM values escape '"', '\' and ']'.
 HEADER = re.compile(
-    r"^<(?P<pri>\d{1,3})>1 (?P<time>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,6})?(?:Z|[+-]\d\d:\d\d))"
+    r"^<(?P<pri>\d{1,3})>1 "
+    r"(?P<time>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,6})?(?:Z|[+-]\d\d:\d\d))"
     r" (?P<host>[!-~]{1,255}) (?P<app>[!-~]{1,48}) (?P<proc>[!-~]{1,128}) (?P<msgid>[!-~]{1,32}) "
 )
 ELEMENT = re.compile(
@@ -68,14 +70,6 @@ def record(owner, n: int):
         )
 
 
-def pump(until, seconds: float) -> None:
-    deadline = time.monotonic() + seconds
-    while not until():
-        assert time.monotonic() < deadline, "timed out"
-        run_tasks()
-        time.sleep(0.2)
-
-
 def test_events_reach_rsyslog_over_tls_once_in_order_through_30_seconds_down(tmp_path, monkeypatch):
     monkeypatch.setattr(delivery, "RETRY_AFTER", [timedelta(seconds=1), timedelta(seconds=3)])
     owner = owner_of(email="owner@example.com")
@@ -91,7 +85,7 @@ def test_events_reach_rsyslog_over_tls_once_in_order_through_30_seconds_down(tmp
             actor=Actor.of_user(owner),
         )
         sent = [record(owner, n) for n in range(10)]
-        pump(lambda: len(server.lines()) >= 11, 60)
+        run_until(lambda: len(server.lines()) >= 11, 60)
 
         server.stop()
         down_since = time.monotonic()
@@ -104,8 +98,8 @@ def test_events_reach_rsyslog_over_tls_once_in_order_through_30_seconds_down(tmp
         assert "Could not connect" in stream.last_error and stream.failing_since
 
         server.start()
-        pump(lambda: not AuditStreamItem.objects.exists(), 60)
-        pump(lambda: len(server.lines()) >= 21, 30)
+        run_until(lambda: not AuditStreamItem.objects.exists(), 60)
+        run_until(lambda: len(server.lines()) >= 21, 30)
         time.sleep(1)  # anything sent twice would be written by now
         lines = server.lines()
 
