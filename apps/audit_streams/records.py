@@ -37,8 +37,10 @@ class StreamStatus:
 
 def streams_status(workspace: "Workspace") -> list[StreamStatus]:
     """The workspace's streams, oldest first, each with its backlog (one query)."""
-    streams = AuditStream.objects.filter(workspace=workspace).annotate(
-        backlog=Count("items"), oldest=Min("items__created_at")
+    streams = (
+        AuditStream.objects.filter(workspace=workspace)
+        .annotate(backlog=Count("items"), oldest=Min("items__created_at"))
+        .order_by("created_at", "id")  # Meta.ordering is not applied to a GROUP BY
     )
     return [StreamStatus(s, s.backlog, s.oldest) for s in streams]
 

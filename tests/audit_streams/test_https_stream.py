@@ -169,3 +169,56 @@ def test_an_event_committed_while_a_batch_is_on_its_way_is_sent_after_it(owner, 
         run_until(lambda: not AuditStreamItem.objects.exists())
     ids = [json.loads(line)["id"] for r in siem.received for line in r.body.decode().splitlines()]
     assert ids[1:] == [str(first.pk), str(later[0].pk)]
+
+
+@pytest.mark.postgres
+def test_concurrent_changes_are_numbered_in_the_order_they_commit(owner):
+    """The first change to record its event holds the stream's number until it commits: a
+    second change waits for it, so numbers (the order sent) are the order of commits."""
+    import threading
+
+    from django.db import connection
+
+    stream_create(
+        owner.memberships.get().workspace,
+        kind="https",
+        name="SIEM",
+        url="https://siem.example.com/in",
+        actor=Actor.of_user(owner),
+    )
+    recorded, go = threading.Event(), threading.Event()
+    commits: list[str] = []
+
+    def first() -> None:
+        with transaction.atomic():
+            record_in_transaction("first")
+            recorded.set()
+            go.wait(10)
+        commits.append("first")
+        connection.close()
+
+    def second() -> None:
+        with transaction.atomic():
+            record_in_transaction("second")
+        commits.append("second")
+        connection.close()
+
+    def record_in_transaction(subject: str) -> None:
+        audit_record(
+            workspace=owner.memberships.get().workspace,
+            action="settings.changed",
+            actor=Actor.of_user(owner),
+            subject=subject,
+        )
+
+    one, two = threading.Thread(target=first), threading.Thread(target=second)
+    one.start()
+    assert recorded.wait(10)
+    two.start()
+    two.join(1)
+    assert two.is_alive() and commits == []  # the second change waits for the first's commit
+    go.set()
+    one.join(10)
+    two.join(10)
+    items = AuditStreamItem.objects.select_related("event").order_by("seq")
+    assert [i.event.subject for i in items][1:] == commits == ["first", "second"]
