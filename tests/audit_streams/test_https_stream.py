@@ -222,3 +222,26 @@ def test_concurrent_changes_are_numbered_in_the_order_they_commit(owner):
     two.join(10)
     items = AuditStreamItem.objects.select_related("event").order_by("seq")
     assert [i.event.subject for i in items][1:] == commits == ["first", "second"]
+
+
+def test_the_sweep_queues_a_stream_whose_task_was_lost_and_drops_week_old_events(owner, settings):
+    from django.utils import timezone
+    from django_tasks_db.models import DBTaskResult
+
+    from apps.audit_streams.delivery import streams_sweep
+
+    workspace = owner.memberships.get().workspace
+    with receiver() as siem:
+        stream_create(
+            workspace, kind="https", name="SIEM", url=siem.url, actor=Actor.of_user(owner)
+        )
+        old = record(owner, "settings.changed", "eight days ago")
+        kept = record(owner, "settings.changed", "an hour ago")
+        AuditStreamItem.objects.filter(event=old).update(
+            created_at=timezone.now() - timedelta(days=settings.AUDIT_STREAM_DAYS, hours=1)
+        )
+        DBTaskResult.objects.all().delete()  # the worker holding them died, its rows lost
+        streams_sweep()
+        run_tasks()
+    ids = [json.loads(line)["id"] for r in siem.received for line in r.body.decode().splitlines()]
+    assert ids[1:] == [str(kept.pk)] and not AuditStreamItem.objects.exists()
