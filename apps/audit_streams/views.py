@@ -5,6 +5,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from apps.accounts.sudo import recent_authentication_required
@@ -22,6 +23,7 @@ from .services import (
     stream_set_enabled,
 )
 
+REMOVE_MESSAGE = "Its waiting events will not be sent. The audit log itself is kept."
 FIELDS = {"caCertificate": "ca_certificate", "streams": None, "kind": None}
 
 
@@ -112,11 +114,23 @@ def stream_toggle(request: WorkspaceRequest, stream_id: int) -> HttpResponse:
     return redirect("audit_streams:list")
 
 
-@require_http_methods(["POST"])
+@require_http_methods(["GET", "POST"])
 @workspace_staff_required(owner_only=True)
-@recent_authentication_required
+@recent_authentication_required(allow_get=True)
 def stream_remove(request: WorkspaceRequest, stream_id: int) -> HttpResponse:
+    """GET asks for confirmation (the path without JavaScript); POST removes."""
     stream = _stream(request, stream_id)
+    if request.method == "GET":
+        return render(
+            request,
+            "confirm.html",
+            {
+                "title": f"Remove “{stream.name}”?",
+                "message": REMOVE_MESSAGE,
+                "action_label": "Remove stream",
+                "cancel_url": reverse("audit_streams:list"),
+            },
+        )
     stream_delete(stream, actor=request_actor(request))
     messages.success(request, f"Audit stream “{stream.name}” removed.")
     return redirect("audit_streams:list")

@@ -206,3 +206,11 @@ def test_member_of_another_workspace_cannot_touch_a_stream(client, owner, strang
     client.force_login(stranger)
     assert client.post(f"{PAGE}{stream.pk}/remove/").status_code == 404
     assert AuditStream.objects.exists()
+
+
+def test_without_javascript_remove_asks_first(client, owner):
+    add_https(client, "https://siem.example.com/in", headers="")
+    stream = AuditStream.objects.get()
+    page = client.get(f"{PAGE}{stream.pk}/remove/").content.decode()
+    assert "Remove “Splunk”?" in page and "Remove stream" in page
+    assert AuditStream.objects.exists()

@@ -116,3 +116,10 @@ def test_the_page_at_both_widths_and_an_owner_adds_a_stream_and_tests_it(
             "Up to date", timeout=12_000
         )
     assert any(b"audit_stream.test" in r.body for r in siem.received)
+    row = page.locator("tr", has_text="Datadog (staging)")
+    row.get_by_role("button", name="Remove Datadog (staging)").click()
+    dialog = page.locator("dialog#confirm-dialog")
+    assert "Remove “Datadog (staging)”?" in dialog.text_content()
+    dialog.get_by_role("button", name="Remove stream").click()
+    expect(page.locator(".flashes")).to_contain_text("“Datadog (staging)” removed")
+    assert not AuditStream.objects.filter(name="Datadog (staging)").exists()
