@@ -99,7 +99,7 @@ def stream_create(
     kind: str,
     name: str,
     actor: Actor,
-    events: Any = (),
+    events: Any = None,
     url: str = "",
     headers: Any = None,
     host: str = "",
@@ -113,11 +113,13 @@ def stream_create(
         workspace=workspace,
         kind=kind,
         name=clean_text(name, "name", max_length=100),
-        actions=clean_actions(list(events)),
+        actions=clean_actions([] if events is None else events),
         created_by=actor.user,
     )
     secret = None
     if kind == AuditStream.Kind.HTTPS:
+        if not isinstance(url, str) or not url.strip():
+            raise InvalidInput("url", "An HTTPS stream needs its endpoint's url.")
         stream.url = clean_url(url)
         cleaned = clean_headers(headers or {})
         secret = new_secret()

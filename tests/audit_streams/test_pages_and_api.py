@@ -214,3 +214,21 @@ def test_without_javascript_remove_asks_first(client, owner):
     page = client.get(f"{PAGE}{stream.pk}/remove/").content.decode()
     assert "Remove “Splunk”?" in page and "Remove stream" in page
     assert AuditStream.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"kind": "https", "name": "x", "url": {}},
+        {"kind": "https", "name": "x", "url": "https://a.example", "events": "key.created"},
+        {"kind": "https", "name": "x", "url": "https://a.example", "headers": ["X: y"]},
+        {"kind": "syslog", "name": "x", "host": ["a"], "port": 6514, "caCertificate": "x"},
+        {"kind": "ftp", "name": "x"},
+    ],
+)
+def test_a_body_of_the_wrong_types_is_refused_naming_the_field(client, owner, body):
+    key = make_key(user=owner, scopes=EVERY_SCOPE)
+    answer = client.post(
+        "/api/v1/audit-streams", body, content_type="application/json", **auth(key.secret)
+    )
+    assert answer.status_code == 400 and answer.json()["error"] == "invalid-input"
