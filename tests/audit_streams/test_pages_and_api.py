@@ -72,9 +72,9 @@ def test_the_page_shows_lag_and_the_last_error_and_pauses_resumes_and_removes(cl
         page = client.get(PAGE).content.decode()
         assert "Failing" in page and "answered 500" in page
         assert "1 event" in page and "oldest" in page  # the backlog, and its age
-        client.post(f"{PAGE}{stream.pk}/pause/")
+        client.post(f"{PAGE}{stream.pk}/pause-or-resume/")
         assert "Paused" in client.get(PAGE).content.decode()
-        client.post(f"{PAGE}{stream.pk}/pause/")
+        client.post(f"{PAGE}{stream.pk}/pause-or-resume/")
         run_tasks()
     stream.refresh_from_db()
     assert stream.enabled and not AuditStreamItem.objects.filter(stream=stream).count() > 1

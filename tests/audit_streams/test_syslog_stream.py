@@ -51,12 +51,13 @@ def parse_5424(raw: str) -> dict:
     return {**head.groupdict(), "sd": sd, "msg": json.loads(rest[2:])}
 
 
-def free_port() -> int:
-    for port in range(18210, 18260):
+def free_port(first: int) -> int:
+    """A free port of this helper's range (18200-18299), each test from its own part of it."""
+    for port in range(first, first + 20):
         with socket.socket() as probe:
             if probe.connect_ex(("127.0.0.1", port)) != 0:
                 return port
-    raise AssertionError("no free port in 18210-18259")
+    raise AssertionError(f"no free port from {first}")
 
 
 def record(owner, n: int):
@@ -74,7 +75,7 @@ def test_events_reach_rsyslog_over_tls_once_in_order_through_30_seconds_down(tmp
     monkeypatch.setattr(delivery, "RETRY_AFTER", [timedelta(seconds=1), timedelta(seconds=3)])
     owner = owner_of(email="owner@example.com")
     workspace = owner.memberships.get().workspace
-    with rsyslog(tmp_path / "rsyslog", free_port()) as server:
+    with rsyslog(tmp_path / "rsyslog", free_port(18210)) as server:
         stream_create(
             workspace,
             kind="syslog",
@@ -126,7 +127,7 @@ def test_a_server_whose_certificate_the_ca_does_not_sign_is_refused(tmp_path, mo
 
     owner = owner_of(email="owner@example.com")
     other_ca, *_ = make_ca_and_server(tmp_path)
-    with rsyslog(tmp_path / "rsyslog", free_port()) as server:
+    with rsyslog(tmp_path / "rsyslog", free_port(18240)) as server:
         stream_create(
             owner.memberships.get().workspace,
             kind="syslog",
