@@ -245,3 +245,23 @@ def test_the_sweep_queues_a_stream_whose_task_was_lost_and_drops_week_old_events
         run_tasks()
     ids = [json.loads(line)["id"] for r in siem.received for line in r.body.decode().splitlines()]
     assert ids[1:] == [str(kept.pk)] and not AuditStreamItem.objects.exists()
+
+
+def test_the_batching_worker_of_manage_py_worker_sends_them_too(owner, fast_retries):
+    from tests.conftest import run_batched
+
+    workspace = owner.memberships.get().workspace
+    with receiver(answers=[500]) as siem:
+        stream_create(
+            workspace, kind="https", name="SIEM", url=siem.url, actor=Actor.of_user(owner)
+        )
+        events = [record(owner, "settings.changed", f"Acme {n}") for n in range(5)]
+        deadline = time.monotonic() + 60
+        while AuditStreamItem.objects.exists():
+            assert time.monotonic() < deadline
+            run_batched()
+            time.sleep(0.1)
+    ids = [
+        json.loads(line)["id"] for r in siem.received[1:] for line in r.body.decode().splitlines()
+    ]
+    assert ids[1:] == [str(e.pk) for e in events]
