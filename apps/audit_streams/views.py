@@ -84,7 +84,9 @@ def stream_list(request: WorkspaceRequest) -> HttpResponse:
             "https_form": https,
             "syslog_form": syslog,
             "keep_days": settings.AUDIT_STREAM_DAYS,
-            "waiting": any(s.backlog and s.stream.enabled for s in streams),
+            # Events on their way (not a failing stream's, which waits minutes): the list
+            # refreshes itself until they are sent.
+            "waiting": any(s.backlog and s.state == "active" for s in streams),
         },
         status=400 if bound is not None else 200,
     )
