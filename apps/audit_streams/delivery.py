@@ -89,6 +89,10 @@ def _send_waiting(stream: AuditStream) -> bool | None:
         except SendFailed as failure:
             _failed(stream, str(failure), now)
             return False
+        except Exception as exc:  # a URL the client refuses, say: logged, then retried
+            logger.warning("Audit stream %s: a batch failed", stream.pk, exc_info=True)
+            _failed(stream, f"Could not send: {type(exc).__name__}", now)
+            return False
         _sent(stream, items, timezone.now())
     return None
 

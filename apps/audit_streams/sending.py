@@ -12,6 +12,7 @@ from typing import Any
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo
 
+import httpcore
 import httpx
 from django.conf import settings
 from standardwebhooks.webhooks import Webhook
@@ -79,9 +80,9 @@ def send_https(
             ) as response,
         ):
             status = response.status_code
-    except httpx.TimeoutException:
+    except (httpx.TimeoutException, httpcore.TimeoutException):
         raise SendFailed(f"No answer within {TIMEOUT_SECONDS} seconds.") from None
-    except (httpx.HTTPError, OSError) as exc:
+    except (httpx.HTTPError, httpcore.ConnectError, OSError) as exc:
         raise SendFailed(f"Could not connect: {exc}"[:300]) from None
     if not 200 <= status < 300:
         raise SendFailed(f"The endpoint answered {status}; 2xx is expected (no redirects).")
