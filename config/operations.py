@@ -8,6 +8,7 @@ routes (`config/api.py`), the OpenAPI document (`config/openapi.py`) and the MCP
 from apps.api.operations import Operation
 from apps.api_keys.approval_operations import OPERATIONS as APPROVAL_OPERATIONS
 from apps.api_keys.operations import OPERATIONS as KEY_OPERATIONS
+from apps.audit_streams.operations import OPERATIONS as AUDIT_STREAM_OPERATIONS
 from apps.communities.operations import OPERATIONS as COMMUNITY_OPERATIONS
 from apps.pages.operations import OPERATIONS as PAGE_OPERATIONS
 from apps.products.operations import OPERATIONS as PRODUCT_OPERATIONS
@@ -24,6 +25,7 @@ OPERATIONS: tuple[Operation, ...] = (
     *APPROVAL_OPERATIONS,
     *REQUEST_LOG_OPERATIONS,
     *SERVICE_ACCOUNT_OPERATIONS,
+    *AUDIT_STREAM_OPERATIONS,
 )
 OPERATIONS_BY_NAME: dict[str, Operation] = {op.name: op for op in OPERATIONS}
 assert len(OPERATIONS_BY_NAME) == len(OPERATIONS), "two operations share a name"

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
+from .audit_stream_settings import AUDIT_STREAM_DAYS  # noqa: F401 - a setting, read from there
 from .database_settings import database_settings
 from .env import env_bool, env_int, env_list, env_secret
 from .log_settings import log_settings
@@ -42,7 +43,7 @@ INSTALLED_APPS = [
         for name in """
         accounts workspaces api_keys key_pages products communities pages usage request_log
         portal audit audit_pages devices oauth invitations team api metering leaks key_expiry
-        service_accounts idle_keys key_health mcp demo jobs webhooks
+        service_accounts idle_keys key_health mcp demo jobs webhooks audit_streams
         """.split()
     ),
     "django_tasks",
@@ -93,9 +94,8 @@ TEMPLATES = [
 ]
 
 DATABASES = {"default": database_settings(os.environ.get("DATABASE_URL", ""), BASE_DIR)}
-# The key lookup runs as a prepared statement on PostgreSQL (planned once per connection). Turn
-# this off behind a transaction-pooling PgBouncer older than 1.21, which cannot keep prepared
-# statements.
+# The key lookup is a prepared statement on PostgreSQL (planned once per connection): turn this
+# off behind a transaction-pooling PgBouncer older than 1.21, which cannot keep them.
 DATABASE_PREPARED_LOOKUP = env_bool("DATABASE_PREPARED_LOOKUP", True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -235,9 +235,8 @@ USAGE_FLUSH_SECONDS = env_int("USAGE_FLUSH_SECONDS", 5)
 REQUEST_LOG_DAYS = env_int("REQUEST_LOG_DAYS", 30)
 if not 1 <= REQUEST_LOG_DAYS <= 90:
     raise ImproperlyConfigured(f"REQUEST_LOG_DAYS must be from 1 to 90, not {REQUEST_LOG_DAYS}.")
-# Background work (webhook deliveries, e-mails of jobs, scheduled jobs) goes through Django's
-# tasks interface. The database backend is the default: `manage.py worker` (or `db_worker`) runs
-# the tasks, any number of workers, each task once. TASKS_BACKEND names another backend.
+# Background work (webhook and audit stream deliveries, e-mails, scheduled jobs) goes through
+# Django's tasks interface; the database backend is the default (`manage.py worker`, any number).
 TASKS = {
     "default": {
         "BACKEND": os.environ.get("TASKS_BACKEND", "django_tasks_db.DatabaseBackend"),

@@ -39,6 +39,7 @@ urlpatterns = [
     path("communities/", include("apps.communities.urls")),
     path("settings/team/", include("apps.team.urls")),
     path("settings/webhooks/", include("apps.webhooks.urls")),
+    path("settings/audit-streaming/", include("apps.audit_streams.urls")),
     path("settings/", include("apps.workspaces.urls")),
     path("audit/", include("apps.audit_pages.urls")),
     path("usage/", include("apps.usage.urls")),

@@ -65,7 +65,10 @@ def main() -> int:
         "Authenticator.objects.create(user=User.objects.get(email='fuzz@example.com'), "
         "type=Authenticator.Type.TOTP, data={'secret': 'fuzz'})",
     )
-    changes_keys = "^(createKey|rollKey|narrowKey|revokeKey|updateKeyPolicy|approveKey|denyKey)$"
+    changes_keys = (
+        "^(createKey|rollKey|narrowKey|revokeKey|updateKeyPolicy|approveKey|denyKey"
+        "|createAuditStream|deleteAuditStream)$"
+    )
     with gunicorn(env) as (base, _server):
         first = _schemathesis(base, secret, args, env, "--exclude-operation-id-regex", changes_keys)
         second = _schemathesis(

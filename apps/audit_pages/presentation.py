@@ -2,11 +2,14 @@
 people read them ("On", "90 days", "Products: read"), for the page and the CSV alike."""
 
 from dataclasses import dataclass
+from datetime import UTC
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from apps.api.scopes import EVERY_SCOPE, summarize_scopes
 from apps.api_keys.restrictions import Restrictions
 from apps.audit.models import AuditEvent
+from apps.common.dates import moment_text
 from apps.common.wording import pluralize
 from apps.workspaces.choices import TRANSCRIPTION_LANGUAGES, VideoQuality
 
@@ -140,3 +143,48 @@ class AuditRow:
     @classmethod
     def of(cls, event: AuditEvent) -> "AuditRow":
         return cls(event, event_change(event), event_subject(event), event_details(event))
+
+
+CSV_COLUMNS = [
+    "time",
+    "time_utc",
+    "action",
+    "action_label",
+    "actor",
+    "ip",
+    "key_id",
+    "key_hint",
+    "subject",
+    "field",
+    "before",
+    "after",
+    "permissions",
+    "role",
+    "community",
+    "details",
+]
+
+
+def csv_row(event: AuditEvent, zone: ZoneInfo) -> list[str]:
+    """An event as a row of the CSV export (CSV_COLUMNS), values as the page shows them; audit
+    streams send the same fields."""
+    data = event.data or {}
+    change = event_change(event)
+    return [
+        moment_text(event.created_at, zone),  # as the page writes it
+        event.created_at.astimezone(UTC).isoformat(),
+        event.action,
+        event.action_label,
+        event.actor_label,
+        event.ip or "",
+        str(event.key_id or ""),
+        event.key.hint if event.key else "",
+        event_subject(event),
+        change["label"] if change else "",
+        change["before"] if change else "",
+        change["after"] if change else "",
+        summarize_scopes(data["scopes"]) if "scopes" in data else "",
+        human_value("role", data["role"]) if "role" in data else "",
+        data.get("community", ""),
+        event_details(event),
+    ]

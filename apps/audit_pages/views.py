@@ -1,7 +1,6 @@
 """The Audit page and its CSV export (owners and admins)."""
 
 from collections.abc import Iterator
-from datetime import UTC
 from zoneinfo import ZoneInfo
 
 from django.core.paginator import Paginator
@@ -11,35 +10,15 @@ from django.shortcuts import render
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
-from apps.api.scopes import summarize_scopes
 from apps.audit.actions import action_choices
 from apps.audit.models import AuditEvent
-from apps.common.dates import moment_text
 from apps.common.spreadsheet import csv_lines
 from apps.workspaces.decorators import WorkspaceRequest, workspace_staff_required
 
-from .presentation import AuditRow, event_change, event_details, event_subject, human_value
+from .presentation import CSV_COLUMNS, AuditRow, csv_row
 from .selectors import AuditFilters, audit_events, audit_filter_choices
 
 EVENTS_PER_PAGE = 50
-CSV_COLUMNS = [
-    "time",
-    "time_utc",
-    "action",
-    "action_label",
-    "actor",
-    "ip",
-    "key_id",
-    "key_hint",
-    "subject",
-    "field",
-    "before",
-    "after",
-    "permissions",
-    "role",
-    "community",
-    "details",
-]
 
 
 @require_http_methods(["GET"])
@@ -67,26 +46,7 @@ def _rows(events: QuerySet[AuditEvent], zone: ZoneInfo) -> Iterator[list[str]]:
     """One row per event, one column per fact, values as the page shows them."""
     yield CSV_COLUMNS
     for event in events.iterator(chunk_size=500):
-        data = event.data or {}
-        change = event_change(event)
-        yield [
-            moment_text(event.created_at, zone),  # as the page writes it
-            event.created_at.astimezone(UTC).isoformat(),
-            event.action,
-            event.action_label,
-            event.actor_label,
-            event.ip or "",
-            str(event.key_id or ""),
-            event.key.hint if event.key else "",
-            event_subject(event),
-            change["label"] if change else "",
-            change["before"] if change else "",
-            change["after"] if change else "",
-            summarize_scopes(data["scopes"]) if "scopes" in data else "",
-            human_value("role", data["role"]) if "role" in data else "",
-            data.get("community", ""),
-            event_details(event),
-        ]
+        yield csv_row(event, zone)
 
 
 @require_http_methods(["GET"])

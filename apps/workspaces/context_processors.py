@@ -46,6 +46,7 @@ def navigation(request: HttpRequest) -> dict[str, Any]:
             items += [
                 {"label": "Settings", "url": reverse("workspaces:settings"), "exact": True},
                 {"label": "Webhooks", "url": reverse("webhooks:list")},
+                {"label": "Audit streaming", "url": reverse("audit_streams:list")},
             ]
         items += [
             {"label": "Team", "url": reverse("team:list")},

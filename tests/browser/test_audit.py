@@ -22,7 +22,7 @@ def test_audit_page_filters_and_exports(page, live_server, shoot):
     page.fill("input[name=password]", PASSWORD)
     page.click("button[type=submit]")
     page.wait_for_url("**/integrations/api/")
-    page.click("nav >> text=Audit")
+    page.click('nav >> text="Audit"')  # not Audit streaming
     rows = page.locator("table.audit tbody tr")
     assert rows.count() == 3
     assert "Key revoked" in rows.first.text_content()
@@ -81,5 +81,5 @@ def test_team_page_invites_a_teammate_who_accepts_then_changes_their_role(
     row.locator("button:has-text('Change')").click()
     assert "ada@acme.test is now owner" in page.text_content(".flashes")
     shoot(page, "32-team")
-    page.click("nav >> text=Audit")
+    page.click('nav >> text="Audit"')  # not Audit streaming
     assert page.locator("table.audit tbody tr", has_text="Role changed").count() == 1
