@@ -16,6 +16,7 @@ from django.db import (
 from django.utils.autoreload import DJANGO_AUTORELOAD_ENV, run_with_reloader
 from django_tasks_db.management.commands import db_worker
 
+from apps.common.metrics import process_dead, process_started
 from apps.jobs.batching import BatchingWorker
 from apps.jobs.tasks import schedule_ensure
 from apps.jobs.workers import HEARTBEAT_EVERY, worker_heartbeat, worker_stopped
@@ -116,6 +117,7 @@ class Command(BaseCommand):
         parser.add_argument("worker_args", nargs="*", help="options for db_worker, after --")
 
     def handle(self, *args: Any, worker_args: list[str], **options: Any) -> None:
+        process_started("worker")  # its metrics, in PROMETHEUS_MULTIPROC_DIR when set
         base = db_worker.Command()
         parsed = vars(base.create_parser("manage.py", "db_worker").parse_args(worker_args))
         base.configure_logging(parsed["verbosity"])
@@ -159,3 +161,4 @@ class Command(BaseCommand):
                 worker_stopped(worker.worker_id)
             except DatabaseError:
                 pass  # the lease runs out instead
+            process_dead(os.getpid())
