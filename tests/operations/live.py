@@ -25,7 +25,7 @@ def get(url: str, timeout: float = 10, **headers: str) -> tuple[int, bytes]:
 
 @contextmanager
 def gunicorn(env: dict, log: Path, *args: str, workers: int = 1):
-    """Serve with gunicorn until the block ends; yields the base URL."""
+    """Serve with gunicorn until the block ends; yields the base URL and the master's pid."""
     port = _free_port()
     command = [str(BIN / "gunicorn"), "config.wsgi", "-b", f"127.0.0.1:{port}", "-w", str(workers)]
     with open(log, "w") as out:
@@ -43,7 +43,7 @@ def gunicorn(env: dict, log: Path, *args: str, workers: int = 1):
                 time.sleep(0.2)
         else:
             raise AssertionError(f"gunicorn did not answer: {log.read_text()}")
-        yield base
+        yield base, server.pid
     finally:
         server.terminate()
         server.wait(15)

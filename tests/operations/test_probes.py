@@ -68,7 +68,7 @@ def test_readyz_fails_when_redis_stops(client, worker_beats, with_redis):
 def test_readyz_fails_on_an_unmigrated_then_an_unreachable_database(tmp_path):
     probes._migrated = False
     env = server_env(tmp_path)
-    with gunicorn(env, tmp_path / "server.log") as base:
+    with gunicorn(env, tmp_path / "server.log") as (base, _master):
         status, body = get(f"{base}/readyz")
         assert status == 503
         found = checks(body.decode())
@@ -76,11 +76,11 @@ def test_readyz_fails_on_an_unmigrated_then_an_unreachable_database(tmp_path):
         assert "not applied" in found["migrations"]["detail"]
         assert get(f"{base}/livez")[0] == 200
     manage(env, "migrate", "--noinput")
-    with gunicorn(env, tmp_path / "server.log") as base:
+    with gunicorn(env, tmp_path / "server.log") as (base, _master):
         found = checks(get(f"{base}/readyz")[1].decode())
         assert found["migrations"]["ok"] is True
     unreachable = server_env(tmp_path, DATABASE_URL="postgres://postgres@127.0.0.1:9/none")
-    with gunicorn(unreachable, tmp_path / "server.log") as base:
+    with gunicorn(unreachable, tmp_path / "server.log") as (base, _master):
         status, body = get(f"{base}/readyz")
         found = checks(body.decode())
         assert status == 503 and found["database"]["ok"] is False

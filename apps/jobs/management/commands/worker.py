@@ -117,7 +117,6 @@ class Command(BaseCommand):
         parser.add_argument("worker_args", nargs="*", help="options for db_worker, after --")
 
     def handle(self, *args: Any, worker_args: list[str], **options: Any) -> None:
-        process_started("worker")  # its metrics, in PROMETHEUS_MULTIPROC_DIR when set
         base = db_worker.Command()
         parsed = vars(base.create_parser("manage.py", "db_worker").parse_args(worker_args))
         base.configure_logging(parsed["verbosity"])
@@ -141,6 +140,7 @@ class Command(BaseCommand):
         in_child = os.environ.get(DJANGO_AUTORELOAD_ENV) == "true"
         stop = threading.Event()
         if not reloading or in_child:  # the reloader's parent process runs no tasks
+            process_started("worker")  # its metrics, in PROMETHEUS_MULTIPROC_DIR when set
             threading.Thread(
                 target=keep_alive,
                 args=(stop, worker.worker_id),
