@@ -50,7 +50,9 @@ def gunicorn(env: dict, log: Path, *args: str, workers: int = 1):
 
 
 def server_env(tmp_path: Path, **overrides: str) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "PROMETHEUS_MULTIPROC_DIR")}
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "PROMETHEUS_MULTIPROC_DIR")
+    }
     env.update(DATABASE_URL=f"sqlite:///{tmp_path}/db.sqlite3", DEBUG="true", LOG_LEVEL="WARNING")
     env.update(overrides)
     return env

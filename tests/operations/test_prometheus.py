@@ -126,4 +126,3 @@ def test_prometheus_counts_every_request_across_workers_and_sees_the_queue(
             prometheus.wait(15)
             worker.wait(30)
             worker_log.close()
-
