@@ -112,3 +112,33 @@ def test_redis_and_its_unmoved_batches(client, with_redis):
     assert 'gatehouse_unmoved_batches{kind="request_log"} 0.0' in text
     stop()
     assert sample(scrape(client), "gatehouse_redis_up") == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_webhook_deliveries_and_tasks_are_counted_by_outcome(client):
+    from apps.api_keys.services import api_key_revoke
+    from apps.audit.services import Actor
+    from tests.conftest import run_batched
+    from tests.factories import owner_of
+    from tests.webhooks.receiver import receiver
+    from tests.webhooks.test_deliveries import subscribe
+
+    owner = owner_of(email="owner@example.com")
+    before = scrape(client)
+    with receiver(answers=[500]) as hooks:
+        subscribe(owner, hooks.url, ["key.revoked"])
+        api_key_revoke(key=make_key(user=owner).key, actor=Actor.of_user(owner))
+        run_batched()  # the first attempt: 500, by the batching worker
+        from apps.webhooks.delivery import deliver_one
+        from apps.webhooks.models import WebhookDelivery
+
+        deliver_one.call(WebhookDelivery.objects.get().message_id, manual=True)  # then 200
+    after = scrape(client)
+
+    def delta(name: str, **labels: str) -> float:
+        return sample(after, name, **labels) - sample(before, name, **labels)
+
+    assert delta("gatehouse_webhook_deliveries_total", outcome="failed") == 1
+    assert delta("gatehouse_webhook_deliveries_total", outcome="delivered") == 1
+    assert delta("gatehouse_webhook_delivery_lag_seconds_count") == 1
+    assert delta("gatehouse_tasks_total", outcome="done") >= 1
