@@ -96,14 +96,26 @@ def status_class(status: int) -> str:
     return f"{status // 100}xx"
 
 
+# The labelled children of the hot path's instruments, kept: `labels()` costs more than the
+# count itself (each a bounded set: doors, operations and route names, status classes).
+_request_children: dict[tuple[str, str, int], tuple[Any, Any]] = {}
+
+
 def request_observed(door: str, operation: str, status: int, error: str, seconds: float) -> None:
     """Count one answered request: its door, operation, status class and duration, and its
     error code when refused."""
-    found = instruments()
-    found.requests.labels(door, operation, status_class(status)).inc()
-    found.duration.labels(door, operation).observe(seconds)
+    key = (door, operation, status // 100)
+    children = _request_children.get(key)
+    if children is None:
+        found = instruments()
+        children = _request_children[key] = (
+            found.requests.labels(door, operation, status_class(status)),
+            found.duration.labels(door, operation),
+        )
+    children[0].inc()
+    children[1].observe(seconds)
     if status >= 400 and error:
-        found.refusals.labels(door, error).inc()
+        instruments().refusals.labels(door, error).inc()
 
 
 def delivery_observed(succeeded: bool, lag_seconds: float) -> None:
@@ -113,6 +125,17 @@ def delivery_observed(succeeded: bool, lag_seconds: float) -> None:
     found.deliveries.labels("delivered" if succeeded else "failed").inc()
     if succeeded:
         found.delivery_lag.observe(lag_seconds)
+
+
+_lookup_children: dict[str, Any] = {}
+
+
+def key_lookup_observed(result: str) -> None:
+    """Count one credential presented, by `result` (active, refused, unknown, missing)."""
+    child = _lookup_children.get(result)
+    if child is None:
+        child = _lookup_children[result] = instruments().key_lookups.labels(result)
+    child.inc()
 
 
 def multiprocess_dir() -> str | None:

@@ -16,7 +16,12 @@ from django.conf import settings
 from django.http import HttpRequest
 
 from apps.common.logging import request_context
-from apps.common.metrics import instruments, request_observed, status_class
+from apps.common.metrics import (
+    instruments,
+    key_lookup_observed,
+    request_observed,
+    status_class,
+)
 
 from .buffer import Gathered, add, buffer_reset, request_done
 from .facts import RequestFacts, request_facts
@@ -108,7 +113,7 @@ def _observe(facts: RequestFacts, status: int, error: str) -> None:
     else:
         result = "refused" if error in _KEY_REFUSED else "active"
     if result:
-        instruments().key_lookups.labels(result).inc()
+        key_lookup_observed(result)
     if facts.workspace_id is not None and settings.METRICS_WORKSPACE_LABELS:
         instruments().workspace_requests.labels(
             str(facts.workspace_id), facts.door, status_class(status)

@@ -64,3 +64,13 @@ def manage(env: dict, *args: str) -> str:
     )
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
+
+
+def migrated_with_a_key(env: dict) -> str:
+    """Migrate the database of `env`, make a workspace and a products:read key; its secret."""
+    manage(env, "migrate", "--noinput")
+    workspace = manage(env, "createworkspace", "Ops", "--owner", "ops@example.com")
+    return manage(
+        env, "createapikey", "--workspace", workspace.splitlines()[-1], "--user",
+        "ops@example.com", "--name", "ops", "--scopes", "products:read",
+    ).splitlines()[-1]  # fmt: skip

@@ -14,7 +14,7 @@ from apps.metering.facts import RequestFacts
 from config.log_settings import log_settings
 from tests.common.test_log_redaction import EVERY_SECRET, SECRET, SIGNING
 
-from .live import get, gunicorn, manage, server_env
+from .live import get, gunicorn, manage, migrated_with_a_key, server_env
 
 
 def test_json_lines_carry_the_request_and_never_a_secret():
@@ -57,13 +57,8 @@ def test_gunicorn_and_django_write_json_lines_without_secrets(tmp_path):
         "API_KEY_HASH_SECRET": secrets.token_urlsafe(48),
     }
     env |= {"SECURE_SSL_REDIRECT": "false", "ALLOWED_HOSTS": "127.0.0.1"}
-    manage(env, "migrate", "--noinput")
+    secret = migrated_with_a_key(env)
     manage(env, "collectstatic", "--noinput")
-    workspace = manage(env, "createworkspace", "Logs", "--owner", "logs@example.com")
-    secret = manage(
-        env, "createapikey", "--workspace", workspace.splitlines()[-1], "--user",
-        "logs@example.com", "--name", "logs", "--scopes", "products:read",
-    ).splitlines()[-1]  # fmt: skip
     log = tmp_path / "server.log"
     args = ("--access-logfile", "-", "--error-logfile", "-", "--log-level", "info")
     with gunicorn(env, log, *args) as (base, _master):

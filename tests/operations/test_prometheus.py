@@ -16,7 +16,7 @@ import pytest
 
 from tests.common.test_logging import ROOT, _free_port
 
-from .live import get, gunicorn, manage, server_env
+from .live import get, gunicorn, migrated_with_a_key, server_env
 
 PROMETHEUS = "/usr/bin/prometheus"
 REQUESTS = 40
@@ -68,12 +68,7 @@ def test_prometheus_counts_every_request_across_workers_and_sees_the_queue(
 ):
     metrics_dir = tmp_path / "metrics"
     env = server_env(tmp_path, PROMETHEUS_MULTIPROC_DIR=str(metrics_dir))
-    manage(env, "migrate", "--noinput")
-    workspace = manage(env, "createworkspace", "Ops", "--owner", "ops@example.com")
-    secret = manage(
-        env, "createapikey", "--workspace", workspace.splitlines()[-1], "--user",
-        "ops@example.com", "--name", "ops", "--scopes", "products:read",
-    ).splitlines()[-1]  # fmt: skip
+    secret = migrated_with_a_key(env)
     with gunicorn(env, tmp_path / "server.log", workers=2) as (base, master):
         worker_log = open(tmp_path / "worker.log", "w")
         worker = subprocess.Popen(
