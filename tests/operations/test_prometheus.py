@@ -46,7 +46,10 @@ def wait_for(prometheus: str, expression: str, want: float, seconds: float = 60)
     deadline = time.monotonic() + seconds
     value = None
     while time.monotonic() < deadline:
-        value = query(prometheus, expression)
+        try:
+            value = query(prometheus, expression)
+        except OSError:  # Prometheus still starting (seconds on a busy machine)
+            value = None
         if value == want:
             return
         time.sleep(0.5)
