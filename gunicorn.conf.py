@@ -9,13 +9,29 @@ into a path is written `gwk_[removed]`), and the Referer is logged without its q
 
 import json
 import os
+import shutil
 import sys
+import tempfile
 
 from gunicorn import util
 from gunicorn.glogging import Logger
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # before gunicorn's own chdir
-from apps.common.logging import RedactSecrets, referer_without_query  # noqa: E402
+from apps.common.logging import JsonLines, RedactSecrets, referer_without_query  # noqa: E402
+from apps.common.metrics import multiprocess_prepare, process_dead, process_started  # noqa: E402
+
+# Metrics add up across the workers (prometheus-client's multiprocess mode, docs/operations.md):
+# each worker writes its values to files in PROMETHEUS_MULTIPROC_DIR, and /metrics reads them
+# all. Set before the application is loaded (preload_app below). Without it a folder of this
+# master's own is made, and removed at exit; a task worker's metrics join only a folder named
+# in the environment of both.
+_OWN_METRICS_DIR = (
+    None
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    else tempfile.mkdtemp(prefix="gatehouse-metrics-")
+)
+multiprocess_prepare(os.environ.get("PROMETHEUS_MULTIPROC_DIR") or str(_OWN_METRICS_DIR))
+JSON_LOGS = os.environ.get("LOG_FORMAT", "").strip().lower() == "json"
 
 access_log_format = (
     '%(h)s %(l)s %(u)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(b)s "%(f)s" "%(a)s" %({request-id}o)s'
@@ -32,6 +48,25 @@ class RedactingLogger(Logger):
             for handler in log.handlers:
                 if not any(isinstance(f, RedactSecrets) for f in handler.filters):
                     handler.addFilter(RedactSecrets())
+                if JSON_LOGS:  # LOG_FORMAT=json: one JSON object a line, as Django's
+                    handler.setFormatter(JsonLines())
+
+    def access(self, resp, req, environ, request_time):  # type: ignore[no-untyped-def]
+        if not JSON_LOGS or not self.access_log_enabled:
+            return super().access(resp, req, environ, request_time)
+        atoms = self.atoms(resp, req, environ, request_time)
+        http = {
+            "remote": atoms["h"],
+            "method": atoms["m"],
+            "path": atoms["U"],
+            "status": atoms["s"],
+            "bytes": atoms["B"],
+            "seconds": round(request_time.total_seconds(), 6),
+            "referer": atoms["f"],
+            "user_agent": atoms["a"],
+            "request_id": atoms.get("{request-id}o", "-"),
+        }
+        self.access_log.info("%s %s %s", atoms["m"], atoms["U"], atoms["s"], extra={"http": http})
 
     def atoms(self, resp, req, environ, request_time):  # type: ignore[no-untyped-def]
         atoms = super().atoms(resp, req, environ, request_time)
@@ -110,6 +145,17 @@ def on_starting(server) -> None:
     _control_socket(server)
 
 
+def child_exit(server, worker) -> None:
+    # A worker gone (a restart, max_requests, a timeout): its live gauge (gatehouse_processes)
+    # stops counting; its counters' files stay, so the totals never go back.
+    process_dead(worker.pid)
+
+
+def on_exit(server) -> None:
+    if _OWN_METRICS_DIR is not None:
+        shutil.rmtree(_OWN_METRICS_DIR, ignore_errors=True)
+
+
 def when_ready(server) -> None:
     # Before the first fork: the URLconf and every view imported in the master (a worker's first
     # request would import them otherwise), and no connection left open for the children to share.
@@ -138,6 +184,7 @@ def post_request(worker, req, environ, resp) -> None:
 def post_worker_init(worker) -> None:
     import time
 
+    process_started("web")
     notify = worker.notify
 
     def notify_and_give_back() -> None:

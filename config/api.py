@@ -41,6 +41,7 @@ def http_handler(op: Operation) -> Callable[..., HttpResponse]:
         try:
             refuse_query_credentials(request)
             key = api_key_from_request(request)
+            facts.workspace_id = key.workspace_id
             api_key_authorize(key, op.needs)
             call = Call(key=key, workspace=key.workspace, actor=Actor.of_key(key, facts.client_ip))
             raw: dict[str, Any] = {

@@ -5,12 +5,16 @@ from typing import Any
 DEVELOPMENT_NOISE = ("django.utils.autoreload", "apps.webhooks")
 
 
-def log_settings(level: str) -> dict[str, Any]:
-    """One console handler at `level`, every record through the secret redaction filter."""
+def log_settings(level: str, log_format: str = "plain") -> dict[str, Any]:
+    """One console handler at `level`, every record through the secret redaction filter;
+    `log_format` "json" writes one JSON object a line (apps.common.logging.JsonLines)."""
     return {
         "version": 1,
         "disable_existing_loggers": False,
-        "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+        "formatters": {
+            "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+            "json": {"()": "apps.common.logging.JsonLines"},
+        },
         # Every handler carries it (tests/common/test_logging.py checks): no line holds a secret.
         "filters": {
             "redact_secrets": {"()": "apps.common.logging.RedactSecrets"},
@@ -19,7 +23,7 @@ def log_settings(level: str) -> dict[str, Any]:
         "handlers": {
             "console": {
                 "class": "logging.StreamHandler",
-                "formatter": "plain",
+                "formatter": log_format,
                 "filters": ["redact_secrets"],
             }
         },

@@ -233,6 +233,7 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
     try:
         refuse_query_credentials(request)
         key = api_key_from_request(request)
+        request_facts(request).workspace_id = key.workspace_id
         body = request_body_bytes(request)
     except ApiFailure as failure:
         return rate_limit_headers(request, with_resource_metadata(request, failure.response()))

@@ -12,7 +12,7 @@ from django.core.exceptions import ImproperlyConfigured
 from .audit_stream_settings import AUDIT_STREAM_DAYS  # noqa: F401 - a setting, read from there
 from .database_settings import database_settings
 from .env import env_bool, env_int, env_list, env_secret
-from .log_settings import log_settings
+from .observability_settings import *  # noqa: F403 - LOGGING, METRICS_*, LOG_FORMAT
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -54,6 +54,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     # First: /api/ and /mcp are answered there, without any of the browser middleware below.
     "apps.api.middleware.api_front_door",
+    "apps.operations.middleware.dashboard_metrics",  # the rest: counted and timed
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -280,4 +281,3 @@ if not DEBUG:
 # redirect above), so without it (development, tests) Authlib follows the rest of the site.
 if DEBUG or not globals().get("SECURE_SSL_REDIRECT", False):
     os.environ.setdefault("AUTHLIB_INSECURE_TRANSPORT", "1")
-LOGGING = log_settings(os.environ.get("LOG_LEVEL", "INFO"))

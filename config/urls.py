@@ -46,6 +46,7 @@ urlpatterns = [
     path("logs/", include("apps.request_log.urls")),
     path("portal/", include("apps.portal.urls")),
     path("healthz", api_views.health, name="health"),
+    path("", include("apps.operations.urls")),  # /metrics, /livez, /readyz
     path("dev/mail/", dev_mailbox, name="dev_mailbox"),  # a 404 unless DEBUG is on
     path("dev/webhooks/", dev_webhooks, name="dev_webhooks"),  # the same
     path("dev/webhooks/receive", dev_receive, name="dev_webhook_receive"),

@@ -5,6 +5,12 @@ from django.core.wsgi import get_wsgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 application = get_wsgi_application()
 
+if os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT"):  # unset: nothing of OpenTelemetry is loaded
+    from apps.operations.tracing import traced, tracing_start
+
+    tracing_start()
+    application = traced(application)  # type: ignore[assignment]
+
 
 def _refuse_weak_secrets() -> None:
     # gunicorn runs no system checks; a placeholder secret would silently protect every key

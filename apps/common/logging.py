@@ -5,9 +5,13 @@ records through `RedactSecrets`, so a key pasted into a URL path, a query or an 
 message is written as `gwk_[removed]`. This module imports nothing of Django: gunicorn's master
 reads it before the application is loaded."""
 
+import json
 import logging
 import os
 import re
+import time
+from contextvars import ContextVar
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 # A key sent in the URL is refused (400), but the request line is logged before any view runs.
@@ -75,3 +79,43 @@ class DevelopmentNoise(logging.Filter):
         if record.name == "django.server":
             return "/dev/webhooks/receive" not in record.getMessage()
         return True
+
+
+# What the request at hand has learned about itself (apps/metering/facts.py's RequestFacts: its
+# request_id, key_id and workspace_id), for the JSON lines written while it is answered.
+request_context: ContextVar[Any] = ContextVar("gatehouse_request_context", default=None)
+_CONTEXT_FIELDS = ("request_id", "workspace_id", "key_id")
+# Structured fields a record may carry (`extra=`): gunicorn's access line, a refused request's.
+_EXTRA_FIELDS = ("http", "refusal")
+
+
+class JsonLines(logging.Formatter):
+    """One JSON object a line (LOG_FORMAT=json): time (UTC, ISO 8601), level, logger, message,
+    the request's id, workspace id and key id when known, a traceback as `exception`. It reads
+    the record as RedactSecrets left it: every handler's filter runs before its formatter."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line: dict[str, Any] = {
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
+            + f".{int(record.msecs):03d}Z",
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        context = request_context.get()
+        if context is not None:
+            for name in _CONTEXT_FIELDS:
+                value = getattr(context, name, None)
+                if value is not None:
+                    line[name] = value
+        for name in _EXTRA_FIELDS:
+            value = getattr(record, name, None)
+            if isinstance(value, dict):
+                line[name] = value
+        if record.exc_info and not record.exc_text:
+            record.exc_text = redact(self.formatException(record.exc_info))
+        if record.exc_text:
+            line["exception"] = record.exc_text
+        if record.stack_info:
+            line["stack"] = record.stack_info
+        return redact(json.dumps(line, ensure_ascii=False, default=str))

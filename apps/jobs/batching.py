@@ -28,6 +28,7 @@ from django_tasks_db.management.commands import db_worker
 from django_tasks_db.models import DBTaskResult
 from django_tasks_db.utils import exclusive_transaction, is_locked_database_exception
 
+from apps.common.metrics import instruments
 from apps.common.retry import connection_lost
 
 if TYPE_CHECKING:
@@ -164,6 +165,8 @@ class BatchingWorker(db_worker.Worker):
             self.running_task = False
         self._run_tasks += 1
         self.done.append(_Done(row, writes))
+        outcome = "done" if row.status == TaskResultStatus.SUCCESSFUL else "failed"
+        instruments().tasks.labels(row.task_path, outcome).inc()
 
     def run_again(self, db_task_result: Row, error: BaseException) -> bool:
         """Whether a task that raised `error` goes back to the queue rather than FAILED (then

@@ -10,6 +10,8 @@ from datetime import datetime, timedelta
 
 from django.utils import timezone
 
+from apps.common.metrics import instruments
+
 from .models import WorkerHeartbeat
 
 logger = logging.getLogger("apps.jobs")
@@ -25,6 +27,7 @@ def worker_heartbeat(worker_id: str, now: datetime | None = None) -> None:
     WorkerHeartbeat.objects.update_or_create(
         worker_id=worker_id, defaults={"seen_at": now or timezone.now()}
     )
+    instruments().heartbeats.inc()
 
 
 def worker_stopped(worker_id: str) -> None:

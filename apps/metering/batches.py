@@ -97,3 +97,19 @@ def _finish(client: Any, prefix: str, batch: str, read: Read, write: Write) -> i
     pipeline.zrem(index_of(prefix), batch)
     pipeline.execute()
     return written
+
+
+def batches_unmoved(source: str, prefix: str) -> tuple[int, float | None, int]:
+    """For the metrics: how many batches of `prefix` wait to be written (taken, not finished),
+    when the oldest was taken (None: none), and how many entries wait at `source` for the next
+    move. One round trip."""
+    with redis_client().pipeline(transaction=False) as pipe:
+        pipe.zcard(index_of(prefix))
+        pipe.zrange(index_of(prefix), 0, 0, withscores=True)
+        pipe.type(source)
+        pipe.hlen(source)
+        pipe.llen(source)
+        count, oldest, kind, hash_length, list_length = pipe.execute(raise_on_error=False)
+    kind = kind.decode() if isinstance(kind, bytes) else str(kind)
+    entries = {"hash": hash_length, "list": list_length}.get(kind, 0)
+    return int(count), (float(oldest[0][1]) if oldest else None), int(entries)

@@ -9,10 +9,12 @@ instead of loose attributes on the request.
 import os
 import time
 from dataclasses import dataclass, field
+from uuid import UUID
 
 from django.http import HttpRequest
 
 from apps.common.http import client_ip
+from apps.common.logging import request_context
 
 from .limits import RateLimitState
 
@@ -31,6 +33,7 @@ class RequestFacts:
     operation: str = ""  # the operation's own name (the MCP tool's), or an MCP method
     key_id: int | None = None  # the key presented, when it is one of ours (even a refused one)
     key_hint: str | None = None  # its hint, for the refusal's log line
+    workspace_id: UUID | None = None  # the key's workspace, once it authenticated
     rate_limit: RateLimitState | None = None  # the key's standing, for the RateLimit fields
     counted: str | None = None  # the count field the limiter's call added one to, in Redis
     logged: bool = False  # the limiter's call put the request's log entry in Redis
@@ -46,4 +49,5 @@ def request_facts(request: HttpRequest) -> RequestFacts:
     facts: RequestFacts | None = attached.get("gatehouse_facts")
     if facts is None:
         facts = attached["gatehouse_facts"] = RequestFacts(client_ip(request))
+        request_context.set(facts)  # for the JSON log lines, until `finish`
     return facts

@@ -15,6 +15,14 @@ from datetime import UTC, datetime
 from django.conf import settings
 from django.http import HttpRequest
 
+from apps.common.logging import request_context
+from apps.common.metrics import (
+    instruments,
+    key_lookup_observed,
+    request_observed,
+    status_class,
+)
+
 from .buffer import Gathered, add, buffer_reset, request_done
 from .facts import RequestFacts, request_facts
 from .limits import NOTHING, LimiterNote, RateLimitState, rate_limit_take
@@ -60,6 +68,8 @@ def admit(
         bucket, block, allowed_as = f"key:{key_id}", None, 200
     note = _limiter_note(request, facts, allowed_as, 429)
     state = rate_limit_take(bucket, limit, block=block, note=note)
+    if state is not None and state.refused:
+        instruments().rate_limited.labels("address" if failed_credential else "key").inc()
     if state is not None and state.counted:
         facts.counted = note.count_refused if state.refused else note.count_allowed
         facts.logged = bool(note.log_entry)
@@ -81,7 +91,33 @@ def finish(request: HttpRequest, status: int, error: str) -> None:
         _log(request, facts, status, error)
         if status in REFUSAL_STATUSES:
             refusal_count(facts.key_id, error)
+    _observe(facts, status, error)
     request_done()
+    request_context.set(None)
+
+
+# The refusals that say what a presented credential was (apps/api/errors.py).
+_KEY_REFUSED = frozenset({"expired-key", "revoked-key", "pending-key", "denied-key"})
+
+
+def _observe(facts: RequestFacts, status: int, error: str) -> None:
+    """The request in the Prometheus metrics (apps/common/metrics.py): its door, operation,
+    status and duration; the credential it presented; its workspace when the operator opted
+    in (METRICS_WORKSPACE_LABELS)."""
+    seconds = time.perf_counter() - facts.started
+    request_observed(facts.door, facts.operation or "other", status, error, seconds)
+    if error == "missing-key":
+        result = "missing"
+    elif facts.key_id is None:
+        result = "unknown" if error == "invalid-key" else ""
+    else:
+        result = "refused" if error in _KEY_REFUSED else "active"
+    if result:
+        key_lookup_observed(result)
+    if facts.workspace_id is not None and settings.METRICS_WORKSPACE_LABELS:
+        instruments().workspace_requests.labels(
+            str(facts.workspace_id), facts.door, status_class(status)
+        ).inc()
 
 
 def _limiter_note(

@@ -21,6 +21,7 @@ from standardwebhooks.webhooks import Webhook
 
 from apps.audit.services import Actor, audit_record
 from apps.common.dates import moment_text
+from apps.common.metrics import delivery_observed
 from apps.common.tasks import send_email
 from apps.jobs.batching import after_task
 from apps.workspaces.models import Membership
@@ -143,6 +144,7 @@ def _send(
         logger.warning("Webhook delivery %s failed", delivery.message_id, exc_info=True)
         attempt.error = f"Could not send: {type(exc).__name__}"
     attempt.duration_ms = round((time.perf_counter() - started) * 1000)
+    delivery_observed(attempt.succeeded, (timezone.now() - delivery.created_at).total_seconds())
     logger.info(
         "Webhook %s %s to %s: %s in %d ms",
         delivery.event_type,

@@ -16,6 +16,7 @@ from django.db import (
 from django.utils.autoreload import DJANGO_AUTORELOAD_ENV, run_with_reloader
 from django_tasks_db.management.commands import db_worker
 
+from apps.common.metrics import process_dead, process_started
 from apps.jobs.batching import BatchingWorker
 from apps.jobs.tasks import schedule_ensure
 from apps.jobs.workers import HEARTBEAT_EVERY, worker_heartbeat, worker_stopped
@@ -139,6 +140,7 @@ class Command(BaseCommand):
         in_child = os.environ.get(DJANGO_AUTORELOAD_ENV) == "true"
         stop = threading.Event()
         if not reloading or in_child:  # the reloader's parent process runs no tasks
+            process_started("worker")  # its metrics, in PROMETHEUS_MULTIPROC_DIR when set
             threading.Thread(
                 target=keep_alive,
                 args=(stop, worker.worker_id),
@@ -159,3 +161,4 @@ class Command(BaseCommand):
                 worker_stopped(worker.worker_id)
             except DatabaseError:
                 pass  # the lease runs out instead
+            process_dead(os.getpid())

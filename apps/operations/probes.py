@@ -1,0 +1,86 @@
+"""The checks of /readyz, each a name, whether it passed and a few words: the database answers,
+its migrations are applied, Redis answers (when configured), the task queue is served."""
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import connection
+from django.utils import timezone
+
+from apps.metering.limits import redis_status
+
+# A worker beat, or a task finished, within this: someone serves the queue (docs/product.md §7).
+QUEUE_SERVED_WITHIN = timedelta(minutes=2)
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+
+
+_migrated = False  # once every migration is applied, it stays so for this process
+
+
+def database_check() -> Check:
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+    except Exception as error:
+        return Check("database", False, f"unreachable ({type(error).__name__})")
+    return Check("database", True, "answers")
+
+
+def migrations_check() -> Check:
+    """Whether every migration is applied: read from disk until it is, then remembered."""
+    global _migrated
+    if not _migrated:
+        from django.db.migrations.executor import MigrationExecutor
+
+        try:
+            executor = MigrationExecutor(connection)
+            plan = executor.migration_plan(executor.loader.graph.leaf_nodes())
+        except Exception as error:
+            return Check("migrations", False, f"cannot be read ({type(error).__name__})")
+        if plan:
+            return Check("migrations", False, f"{len(plan)} not applied: run manage.py migrate")
+        _migrated = True
+    return Check("migrations", True, "applied")
+
+
+def redis_check() -> Check | None:
+    if not settings.REDIS_URL:
+        return None
+    status = redis_status()
+    return Check("redis", status == "ok", status)
+
+
+def queue_check() -> Check:
+    """Served: a worker beat within two minutes, or a task finished within two minutes."""
+    from django_tasks_db.models import DBTaskResult
+
+    from apps.jobs.models import WorkerHeartbeat
+
+    since = timezone.now() - QUEUE_SERVED_WITHIN
+    try:
+        if WorkerHeartbeat.objects.filter(seen_at__gte=since).exists():
+            return Check("queue", True, "a worker beat within 2 minutes")
+        if DBTaskResult.objects.filter(finished_at__gte=since).exists():
+            return Check("queue", True, "a task finished within 2 minutes")
+    except Exception as error:
+        return Check("queue", False, f"cannot be read ({type(error).__name__})")
+    return Check("queue", False, "no worker beat and no task finished within 2 minutes")
+
+
+def readiness() -> list[Check]:
+    """Every check of /readyz; those that need the database fail with it."""
+    database = database_check()
+    checks = [database]
+    if database.ok:
+        checks += [migrations_check(), queue_check()]
+    else:
+        checks += [Check(name, False, "database unreachable") for name in ("migrations", "queue")]
+    redis = redis_check()
+    return checks + ([redis] if redis is not None else [])

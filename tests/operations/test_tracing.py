@@ -1,0 +1,75 @@
+"""Traces: a server span per request with its Request-Id, the database's queries and Redis'
+commands inside it; and nothing of OpenTelemetry loaded without OTEL_EXPORTER_OTLP_ENDPOINT."""
+
+import subprocess
+import sys
+from wsgiref.util import setup_testing_defaults
+
+import pytest
+from django.core.wsgi import get_wsgi_application
+
+from tests.common.test_logging import ROOT
+from tests.factories import make_key
+
+
+@pytest.fixture
+def spans():
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from apps.operations import tracing
+
+    exporter = InMemorySpanExporter()
+    tracing.tracing_start(exporter)
+    yield exporter
+    tracing.tracing_stop()
+    exporter.clear()
+
+
+def call(application, path: str, **headers: str) -> tuple[str, bytes]:
+    environ: dict = {"PATH_INFO": path, "SERVER_NAME": "127.0.0.1", "HTTP_HOST": "127.0.0.1"}
+    environ |= {f"HTTP_{k.upper()}": v for k, v in headers.items()}
+    setup_testing_defaults(environ)
+    answer = {}
+
+    def start_response(status, headers, exc_info=None):
+        answer["status"], answer["headers"] = status, dict(headers)
+
+    body = b"".join(application(environ, start_response))
+    return answer["status"], answer["headers"], body
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_request_is_a_server_span_with_its_request_id_and_its_queries(spans, with_redis):
+    from apps.operations.tracing import traced
+
+    created = make_key()
+    application = traced(get_wsgi_application())
+    parent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+    status, headers, _ = call(
+        application, "/api/v1/workspace",
+        AUTHORIZATION=f"Bearer {created.secret}", TRACEPARENT=parent,
+    )  # fmt: skip
+    assert status.startswith("200")
+    finished = spans.get_finished_spans()
+    server = next(s for s in finished if s.kind.name == "SERVER")
+    assert server.attributes["gatehouse.request_id"] == headers["Request-Id"]
+    assert server.attributes["http.response.status_code"] == 200
+    assert format(server.context.trace_id, "032x") == "0af7651916cd43dd8448eb211c80319c"
+    children = [s for s in finished if s.parent and s.parent.span_id == server.context.span_id]
+    systems = {s.attributes.get("db.system.name") for s in children}
+    assert {"redis"} < systems and systems & {"postgresql", "sqlite"}
+    assert all(created.secret not in str(dict(s.attributes)) for s in finished)
+
+
+def test_without_the_endpoint_nothing_of_opentelemetry_is_loaded():
+    code = (
+        "import sys, config.wsgi\n"
+        "print(sorted(m for m in sys.modules if m.startswith('opentelemetry.sdk')"
+        " or m == 'apps.operations.tracing'))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+        env={"PATH": "/usr/bin:/bin", "DJANGO_SETTINGS_MODULE": "config.settings"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
