@@ -13,15 +13,17 @@ pytestmark = pytest.mark.django_db
 
 
 def sample(text: str, name: str, **labels: str) -> float:
-    """The value of one series in a scrape (0 when absent)."""
+    """The sum of the series of `name` with these labels in a scrape (0 when absent): other
+    labels (a task's name, say) are added up, as PromQL's sum() would."""
+    total = 0.0
     for line in text.splitlines():
         found = re.match(r"^(\w+)(?:\{(.*)\})? (\S+)$", line)
         if not found or found.group(1) != name:
             continue
         have = dict(re.findall(r'(\w+)="([^"]*)"', found.group(2) or ""))
         if all(have.get(k) == v for k, v in labels.items()):
-            return float(found.group(3))
-    return 0.0
+            total += float(found.group(3))
+    return total
 
 
 def scrape(client, **extra) -> str:

@@ -98,10 +98,17 @@ def test_healthz_reports_the_age_of_the_oldest_waiting_task(client):
 def test_each_job_runs_once_per_due_time_whatever_the_number_of_workers():
     now = timezone.now()
     first = jobs_run_due(now)
-    assert {"expiry-notices", "usage-daily", "webhook-sweep", "task-results-prune"} <= set(first)
+    assert {
+        "expiry-notices",
+        "idle-keys",
+        "usage-daily",
+        "webhook-sweep",
+        "task-results-prune",
+    } <= set(first)
     assert jobs_run_due(now) == []  # another worker at the same moment: nothing left
     minute_later = jobs_run_due(now + timedelta(minutes=1, seconds=1))
     assert sorted(minute_later) == [
+        "audit-stream-sweep",
         "request-log-move",
         "tasks-recover",
         "usage-move",
