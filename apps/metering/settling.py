@@ -18,6 +18,7 @@ own reply may be lost as well). A request unsettled for longer than its mark liv
 that long) is counted and logged as if its call never ran (`redis_unsettled_give_up`).
 """
 
+import logging
 from typing import Any
 
 from .pending import (
@@ -27,6 +28,8 @@ from .pending import (
     redis_unsettled_take,
 )
 from .records import REDIS_COUNTS, REDIS_REQUESTS
+
+logger = logging.getLogger("apps.metering")
 
 # KEYS: the mark, the counts, the request log. ARGV: the count field if noted as allowed and if
 # as refused, the answer's count field, its completion item, its whole entry item, how many
@@ -68,6 +71,15 @@ def redis_unsettled_settle(client: Any) -> dict[str, int]:
             redis_unsettled_restore(waiting[index:])
             raise
         settled[("not_run", "ran", "again")[outcome]] += 1
+    if waiting:
+        logger.warning(
+            "Settled %s requests whose limiter call failed: %s had run in Redis, %s had not, "
+            "%s were settled before; each is counted and logged once.",
+            len(waiting),
+            settled["ran"],
+            settled["not_run"],
+            settled["again"],
+        )
     return settled
 
 

@@ -81,9 +81,7 @@ def test_a_request_whose_limiter_call_was_cut_by_a_redis_crash_is_recorded_once(
     assert redis_client().get(noted_key(ids[5])) == b"s"
 
 
-def test_settling_again_after_its_own_reply_was_lost_changes_nothing(
-    live_server, proxied_redis
-):
+def test_settling_again_after_its_own_reply_was_lost_changes_nothing(live_server, proxied_redis):
     proxy, crash_and_restart = proxied_redis
     key = make_key()
     proxy.arm("reply", _limiter_call, crash_and_restart)
