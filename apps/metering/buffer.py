@@ -13,7 +13,9 @@ otherwise (a 403, an MCP tool's name), the correction rides on this process's ne
 call, or on its next flush. The usage app moves the hash to PostgreSQL in every flush and every
 minute on the schedule (apps/usage/moving.py). So a killed app process loses no count; at most
 a request it was answering stays counted as it began, and its last corrections (never a total)
-are lost. Without Redis, counts wait in the buffer like the rest.
+are lost. A request whose limiter call failed, perhaps after Redis ran it, is settled by
+its mark once Redis answers again (apps/metering/settling.py): counted and logged once. Without
+Redis, counts wait in the buffer like the rest.
 
 The request log (every request that presents a key of ours) goes the same way: with Redis the
 limiter's call appends the request's entry to a list (`REDIS_REQUESTS`) as it began, and what

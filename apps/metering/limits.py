@@ -217,7 +217,9 @@ def rate_limit_take(
     `note`, with Redis: the request's usage count and request log entry, written in the same
     script call as allowed or as refused; the state then says `counted`. What this process
     gathered for Redis since its last call rides along too, so a request's count and entry
-    reach Redis before its answer does and a killed process loses none.
+    reach Redis before its answer does and a killed process loses none. If the call fails it
+    may still have run (Redis died before replying): the state says `unsettled`, and the
+    request is settled later by the mark the call sets (apps/metering/settling.py).
     """
     if limit <= 0:
         return None

@@ -20,6 +20,7 @@ class RedisFaultProxy:
         self.armed: tuple[Mode, Callable[[bytes], bool], Callable[[], None]] | None = None
         self.faults = 0
         self.closed = False
+        self.down = False  # set: every connection is refused, as if Redis were gone
         threading.Thread(target=self._accept, daemon=True).start()
 
     @property
@@ -42,6 +43,9 @@ class RedisFaultProxy:
                 client, _ = self.listener.accept()
             except OSError:
                 return
+            if self.down:
+                client.close()
+                continue
             threading.Thread(target=self._serve, args=(client,), daemon=True).start()
 
     def _serve(self, client: socket.socket) -> None:

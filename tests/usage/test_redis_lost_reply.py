@@ -4,13 +4,16 @@ one whose call never reached Redis; and settling it again after a second lost re
 nothing (docs/operations.md, "A Redis crash or restart"; the fault run's row 8). The fault is
 injected at the socket: a proxy between the app and a Redis of the test's own."""
 
+import time
 from collections.abc import Iterator
 
 import httpx
 import pytest
+import time_machine
 
 from apps.metering.buffer import usage_flush
 from apps.metering.limits import rate_limit_reset
+from apps.metering.pending import NOTED_SECONDS
 from apps.request_log.models import RequestLogEntry
 from tests.conftest import _app_on_redis
 from tests.factories import make_key
@@ -96,3 +99,27 @@ def test_settling_again_after_its_own_reply_was_lost_changes_nothing(live_server
 
     assert totals(key.key.pk) == {("get_workspace", "2xx"): 1}
     assert list(RequestLogEntry.objects.values_list("request_id", flat=True)) == [lost]
+
+
+def test_a_request_unsettled_past_its_marks_life_is_recorded_once_without_redis(
+    live_server, proxied_redis
+):
+    """Redis away for longer than a mark lives: the request is counted and logged once through
+    the process's own fallback to PostgreSQL, never lost."""
+    proxy, _crash_and_restart = proxied_redis
+    key = make_key()
+
+    def redis_gone() -> None:
+        proxy.down = True
+
+    proxy.arm("request", _limiter_call, redis_gone)
+    lost = _get(live_server.url, key.secret)
+    _flush_after_the_crash()  # Redis cannot say yet: the request waits for it
+    assert totals(key.key.pk) == {}
+    assert not RequestLogEntry.objects.exists()
+
+    with time_machine.travel(time.time() + NOTED_SECONDS + 1, tick=False):
+        usage_flush()
+
+    assert totals(key.key.pk) == {("get_workspace", "2xx"): 1}
+    assert list(RequestLogEntry.objects.values_list("request_id", "status")) == [(lost, 200)]
