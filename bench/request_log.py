@@ -1,7 +1,7 @@
 """The request log at size: reading a key's latest page and a filtered Logs page among 10 million
 rows, and how fast the flush writes. Needs PostgreSQL.
 
-    .venv/bin/python bench/request_log.py [--rows 10000000] [--repeat 30]
+    .venv/bin/python bench/request_log.py [--rows 10000000] [--repeat 30] [--http] [--port P]
 
 Fills a fresh PostgreSQL database (its table partitioned by day, as in production) with
 `--rows` requests over the last 30 days: 20 workspaces of 50 keys, 92 % answered 2xx, 7 % 4xx,
@@ -13,11 +13,16 @@ the query and the rows made into objects), median and worst of `--repeat` runs e
 3. one request found by its id among all of them;
 4. the flush: 100,000 entries written by `entries_write` (one COPY), rows per second.
 
-It also prints each read's plan (EXPLAIN ANALYZE), so a slow one says why.
+It also prints each read's plan (EXPLAIN ANALYZE), so a slow one says why. With `--http` it
+then times the same pages as a client sees them (bench/request_log_http.py): a key's latest 50
+requests over the API beside `GET /workspace`, and the signed-in Logs page, unfiltered and
+filtered by 5xx, through a gunicorn server on `--port` (a free one by default), with the load
+average printed. `$REQUEST_LOG_BENCH_DATABASE` names the database (dropped at the start and end).
 """
 
 import argparse
 import os
+import secrets
 import statistics
 import subprocess
 import sys
@@ -27,7 +32,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-DATABASE = "gatehouse_request_log_bench"
+DATABASE = os.environ.get("REQUEST_LOG_BENCH_DATABASE", "gatehouse_request_log_bench")
 WORKSPACES, KEYS_EACH, DAYS = 20, 50, 30
 
 
@@ -46,6 +51,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--repeat", type=int, default=30)
+    parser.add_argument("--http", action="store_true", help="also time the pages over HTTP")
+    parser.add_argument("--port", type=int, default=0, help="the HTTP server's port")
     args = parser.parse_args()
     subprocess.run(["dropdb", "--if-exists", "-h", "127.0.0.1", "-U", "postgres", DATABASE])
     subprocess.run(["createdb", "-h", "127.0.0.1", "-U", "postgres", DATABASE], check=True)
@@ -53,8 +60,9 @@ def main() -> int:
         DATABASE_URL=f"postgres://postgres@/{DATABASE}?host=/var/run/postgresql",
         DJANGO_SETTINGS_MODULE="config.settings",
         DEBUG="false",
-        SECRET_KEY="bench-" + "x" * 60,
-        API_KEY_HASH_SECRET="bench-" + "y" * 60,
+        # Random: the HTTP server refuses weak secrets, as production does (config/wsgi.py).
+        SECRET_KEY=secrets.token_urlsafe(48),
+        API_KEY_HASH_SECRET=secrets.token_urlsafe(48),
     )
     sys.path.insert(0, str(ROOT))
     import django
@@ -64,17 +72,24 @@ def main() -> int:
     from django.db import connection, transaction
 
     from apps.api_keys.models import ApiKey
+    from apps.api_keys.services import api_key_create
     from apps.metering.facts import new_request_id
     from apps.metering.records import RequestEntry
     from apps.request_log.partitions import partitions_ensure
     from apps.request_log.reading import LogFilters, requests_page
     from apps.request_log.recording import entries_write
-    from apps.workspaces.models import Workspace
+    from apps.workspaces.models import Membership, Workspace
     from tests.factories import UserFactory
 
     call_command("migrate", verbosity=0)
     owner = UserFactory()
     workspaces = [Workspace.objects.create(name=f"Bench {n}") for n in range(WORKSPACES)]
+    # The workspace the HTTP reads sign in to, with a key of its own (a real secret).
+    reader = UserFactory()
+    Membership.objects.create(workspace=workspaces[7], user=reader, role=Membership.Role.OWNER)
+    reading_key = api_key_create(
+        workspace=workspaces[7], user=reader, name="reader", scopes=["keys:read"], expires_at=None
+    )
     keys = [
         ApiKey.objects.create(
             workspace=workspace,
@@ -110,7 +125,7 @@ def main() -> int:
             JOIN (SELECT id, workspace_id, row_number() OVER (ORDER BY id) - 1 AS n
                   FROM api_keys_apikey) AS k ON k.n = g %% %s
             """,
-            [span, args.rows, len(keys)],
+            [span, args.rows, len(keys) + 1],
         )
         cursor.execute("ANALYZE request_log")
     print(f"  filled in {time.perf_counter() - started:.0f} s", flush=True)
@@ -174,6 +189,29 @@ def main() -> int:
         }.items():
             print(f"\nplan, {name}:")
             print(rows.order_by("-at", "-id")[:51].explain(analyze=True))
+    if args.http:
+        from django.conf import settings
+        from django.test import Client
+
+        from bench.request_log_http import http_reads
+
+        browser = Client()
+        browser.force_login(reader)
+        cookie = settings.SESSION_COOKIE_NAME
+        signed_in = {"Cookie": f"{cookie}={browser.cookies[cookie].value}"}
+        bearer = {"Authorization": f"Bearer {reading_key.secret}"}
+        key_page = f"/api/v1/keys/{reading_key.key.pk}/requests?limit=50"
+        connection.close()
+        http_reads(
+            {
+                "`GET /workspace` (the API's floor)": ("/api/v1/workspace", bearer),
+                "`GET /keys/{id}/requests?limit=50`": (key_page, bearer),
+                "Logs page, signed in": ("/logs/", signed_in),
+                "Logs page, 5xx": ("/logs/?status=5xx", signed_in),
+            },
+            args.repeat,
+            args.port,
+        )
     connection.close()
     subprocess.run(["dropdb", "--if-exists", "-h", "127.0.0.1", "-U", "postgres", DATABASE])
     return 0

@@ -5,7 +5,8 @@ figure for each fault and ends with a Markdown table.
 
 It sets up everything itself: PgBouncer (scripts/start_pgbouncer.sh, unless one answers on
 127.0.0.1:6439 already), a fresh PostgreSQL database `gatehouse_faults` ($FAULT_RUN_DATABASE
-when set; dropped, created, migrated), Redis database 13 (emptied), a workspace, keys and a
+when set; dropped, created, migrated), Redis database 13 ($FAULT_RUN_REDIS_URL when set;
+emptied), its logs in /tmp/faults ($FAULT_RUN_SCRATCH), a workspace, keys and a
 webhook endpoint made with the operator commands, a loopback webhook receiver (a threaded
 http.server in this process), three gunicorn servers (2 sync workers each, DEBUG off) through
 PgBouncer in transaction pooling, and two `manage.py worker` processes. Then the rows:
@@ -50,6 +51,7 @@ import itertools
 import json
 import math
 import os
+import re
 import secrets
 import signal
 import socket
@@ -68,12 +70,14 @@ from psycopg import sql
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
-SCRATCH = Path("/tmp/faults")  # noqa: S108 - scratch logs, rewritten each run
+# FAULT_RUN_SCRATCH and FAULT_RUN_REDIS_URL: the logs' folder and the shared Redis database
+# (emptied) of a run that must not meet another engineer's.
+SCRATCH = Path(os.environ.get("FAULT_RUN_SCRATCH", "/tmp/faults"))  # noqa: S108 - rewritten
 # FAULT_RUN_DATABASE: another name, for an engineer whose database must be their own.
 DATABASE = os.environ.get("FAULT_RUN_DATABASE", "gatehouse_faults")
 POSTGRES_PORT = 5432
 PGBOUNCER_PORT = 6439
-REDIS_URL = "redis://127.0.0.1:6379/13"
+REDIS_URL = os.environ.get("FAULT_RUN_REDIS_URL", "redis://127.0.0.1:6379/13")
 SERVERS = 3
 WORKERS_PER_SERVER = 2
 WORKSPACE_PATH = "/api/v1/workspace"
@@ -651,7 +655,7 @@ def set_up(ports: list[int] | None) -> Setup:
     stack.manage("migrate", "--noinput")
     # A release collects its static files: /healthz is 503 until it has (docs/operations.md).
     stack.manage("collectstatic", "--noinput")
-    say(f"database {DATABASE} created and migrated, static files collected; Redis db 13 emptied")
+    say(f"database {DATABASE} created and migrated, static files collected; {REDIS_URL} emptied")
     workspace = stack.manage("createworkspace", "Fault Run", "--owner", OWNER)
     setup = Setup(stack, receiver, workspace, "", pgbouncer_pid)
     setup.admin_key = setup.key("fault-admin", ALL_SCOPES)
@@ -712,6 +716,19 @@ def log_lines(name: str, text: str) -> int:
 
 
 REDIS_AWAY = "Redis is unreachable"  # apps/common/cache.py's warning: per-process fallback
+# apps/metering/settling.py's warning: requests whose limiter call failed, settled once.
+SETTLED = re.compile(r"Settled (\d+) requests whose limiter call failed: (\d+) had run in Redis")
+
+
+def settled_in_logs() -> tuple[int, int]:
+    """How many requests the app servers settled after a failed limiter call, and how many of
+    those Redis had run before the reply was lost."""
+    settled = ran = 0
+    for path in SCRATCH.glob("server-*.log"):
+        with contextlib.suppress(OSError):
+            for match in SETTLED.finditer(path.read_text(errors="replace")):
+                settled, ran = settled + int(match[1]), ran + int(match[2])
+    return settled, ran
 
 
 # --- the rows ------------------------------------------------------------------------------
@@ -1339,10 +1356,12 @@ def row_redis_crash(setup: Setup, before: float = 4, outage: float = 1, after: f
     lost_counts = max(0, answered - counted)
     over = max(0, counted - answered - cut)
     redis_away = log_lines("server-*", REDIS_AWAY)
+    settled, ran = settled_in_logs()
     say(
         f"row 8: request log {len(logged)} rows for {answered} answered ({len(missing)} "
         f"answered missing, {repeated} repeated, {extra_logged} without an answer); counted "
-        f"{counted}; servers logged '{REDIS_AWAY}' {redis_away}×"
+        f"{counted}; servers logged '{REDIS_AWAY}' {redis_away}×; settled {settled} requests "
+        f"whose limiter call failed, {ran} of them run in Redis before the crash"
     )
     passed = (
         not missing
@@ -1358,7 +1377,8 @@ def row_redis_crash(setup: Setup, before: float = 4, outage: float = 1, after: f
         f"8 threads of requests and restarted {outage:g} s later",
         f"{answered} answered ({cut} cut off): {len(missing)} missing from the request log, "
         f"{repeated} logged twice, {extra_logged} logged without an answer; {counted} counted "
-        f"in PostgreSQL ({lost_counts} lost, {over} more than sent)",
+        f"in PostgreSQL ({lost_counts} lost, {over} more than sent); {settled} requests whose "
+        f"limiter call failed settled by their mark, {ran} of them run by Redis before it died",
         "0 missing, 0 twice; counts = answered (+ cut off)",
         "pass" if passed else "FAIL",
     )

@@ -13,7 +13,9 @@ otherwise (a 403, an MCP tool's name), the correction rides on this process's ne
 call, or on its next flush. The usage app moves the hash to PostgreSQL in every flush and every
 minute on the schedule (apps/usage/moving.py). So a killed app process loses no count; at most
 a request it was answering stays counted as it began, and its last corrections (never a total)
-are lost. Without Redis, counts wait in the buffer like the rest.
+are lost. A request whose limiter call failed, perhaps after Redis ran it, is settled by
+its mark once Redis answers again (apps/metering/settling.py): counted and logged once. Without
+Redis, counts wait in the buffer like the rest.
 
 The request log (every request that presents a key of ours) goes the same way: with Redis the
 limiter's call appends the request's entry to a list (`REDIS_REQUESTS`) as it began, and what
@@ -39,8 +41,14 @@ from datetime import datetime
 
 from django.conf import settings
 
-from .pending import redis_pending_restore, redis_pending_take_all
+from .pending import (
+    NOTED_SECONDS,
+    redis_pending_restore,
+    redis_pending_take_all,
+    redis_unsettled_give_up,
+)
 from .records import REDIS_COUNTS, REDIS_REQUESTS, RequestEntry, count_of_field
+from .settling import redis_unsettled_settle
 
 logger = logging.getLogger("apps.metering")
 
@@ -111,11 +119,21 @@ class _Buffer:
 _buffer = _Buffer()
 
 
-def _push_pending(gathered: Gathered) -> None:
-    """Send every pending count change to Redis in one pipeline. If Redis cannot take them, the
+def _push_pending(gathered: Gathered, at_exit: bool = False) -> None:
+    """Settle the requests whose limiter call failed (apps/metering/settling.py), then send
+    every pending count change to Redis in one pipeline. If Redis cannot take them, the
     requests it never counted go to PostgreSQL with this flush, and the corrections wait."""
     from apps.common.cache import redis_client, redis_health
 
+    reached = redis_health.should_try()
+    if reached:
+        try:
+            redis_unsettled_settle(redis_client())
+        except Exception as error:
+            redis_health.failed(error)
+            reached = False
+    # Past its mark's life Redis can no longer tell; a stopping process cannot wait for it.
+    redis_unsettled_give_up(time.time(), 0 if at_exit and not reached else NOTED_SECONDS)
     changes, log_items = redis_pending_take_all()
     if not changes and not log_items:
         return
@@ -183,7 +201,7 @@ def request_done() -> None:
         _buffer.ensure_flusher()
 
 
-def usage_flush() -> dict[str, int]:
+def usage_flush(at_exit: bool = False) -> dict[str, int]:
     """Write what was gathered since the last flush, then (with Redis) move what waits there;
     how many each mover wrote. A flusher that fails loses its part of this flush (logged),
     never the others'."""
@@ -191,7 +209,7 @@ def usage_flush() -> dict[str, int]:
     with_redis = bool(settings.REDIS_URL)
     moved: dict[str, int] = {}
     if with_redis:
-        _push_pending(gathered)
+        _push_pending(gathered, at_exit)
     if not gathered and not with_redis:
         return moved
     try:
@@ -220,7 +238,7 @@ def usage_flush() -> dict[str, int]:
     return moved
 
 
-atexit.register(usage_flush)
+atexit.register(usage_flush, at_exit=True)
 
 
 def buffer_reset() -> None:

@@ -37,6 +37,9 @@ class RequestFacts:
     rate_limit: RateLimitState | None = None  # the key's standing, for the RateLimit fields
     counted: str | None = None  # the count field the limiter's call added one to, in Redis
     logged: bool = False  # the limiter's call put the request's log entry in Redis
+    # The count field the limiter's call would add to as allowed, when that call failed and may
+    # have run all the same: the request is then settled by its mark (apps/metering/settling.py).
+    unsettled: str | None = None
     object_id: str = ""  # the object the request created or acted on, for the request log
     # The status and error code the same operation has over the API, when the HTTP answer
     # does not carry them: an MCP tool error travels in a 200 (docs/product.md §11).

@@ -15,7 +15,7 @@ import logging
 import math
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.conf import settings
 
@@ -25,7 +25,7 @@ from apps.common.cache import (  # noqa: F401 - REDIS_RETRY_SECONDS re-exported
     redis_health,
 )
 
-from .pending import redis_pending_restore, redis_pending_take
+from .pending import NOTED_SECONDS, redis_pending_take, redis_unsettled_add
 from .records import REDIS_COUNTS, REDIS_REQUESTS
 
 logger = logging.getLogger("apps.metering")
@@ -34,8 +34,11 @@ WINDOW_SECONDS = 60
 LOCAL_BUCKETS_MAX = 100_000
 
 # KEYS[1]: the bucket; KEYS[2]: the usage counts and KEYS[3] the request log
-# (apps/metering/buffer.py); KEYS[4], when given: a client address's block, which refuses at once
-# while it holds and is set when this bucket refuses. ARGV: now, emission interval, window
+# (apps/metering/buffer.py); KEYS[4]: the request's mark ("" for none), set to `a` (noted as
+# allowed) or `r` (as refused) for `NOTED_SECONDS`, so that a process whose answer never came
+# can ask later whether this call ran (apps/metering/settling.py); KEYS[5], when given: a client
+# address's block, which refuses at once while it holds and is set when this bucket refuses.
+# ARGV: now, emission interval, window
 # (seconds, as decimal strings); the count field of this request if allowed and if refused
 # ("" counts nothing); its request log entry ("" logs nothing) and the status it gets if
 # allowed and if refused; how many pairs of count field and amount follow, the pairs, then
@@ -49,14 +52,15 @@ local window = tonumber(ARGV[3])
 local pairs_end = 9 + 2 * tonumber(ARGV[9])
 for i = 10, pairs_end, 2 do redis.call('HINCRBY', KEYS[2], ARGV[i], ARGV[i + 1]) end
 if #ARGV > pairs_end then redis.call('RPUSH', KEYS[3], unpack(ARGV, pairs_end + 1)) end
-local function note(field, status)
+local function note(field, status, mark)
   if field ~= '' then redis.call('HINCRBY', KEYS[2], field, 1) end
   if ARGV[6] ~= '' then redis.call('RPUSH', KEYS[3], 'P' .. status .. '|' .. ARGV[6]) end
+  if KEYS[4] ~= '' then redis.call('SET', KEYS[4], mark, 'EX', {noted}) end
 end
-if KEYS[4] then
-  local left = redis.call('PTTL', KEYS[4])
+if KEYS[5] then
+  local left = redis.call('PTTL', KEYS[5])
   if left > 0 then
-    note(ARGV[5], ARGV[8])
+    note(ARGV[5], ARGV[8], 'r')
     return {2, tostring(left / 1000)}
   end
 end
@@ -64,17 +68,17 @@ local tat = tonumber(redis.call('GET', KEYS[1]) or ARGV[1])
 if tat < now or tat > now + window + interval then tat = now end
 local new_tat = tat + interval
 if new_tat - window > now then
-  if KEYS[4] then
+  if KEYS[5] then
     local ms = math.ceil((tat + interval - window - now) * 1000)
-    redis.call('SET', KEYS[4], '1', 'PX', math.max(ms, 1000))
+    redis.call('SET', KEYS[5], '1', 'PX', math.max(ms, 1000))
   end
-  note(ARGV[5], ARGV[8])
+  note(ARGV[5], ARGV[8], 'r')
   return {0, tostring(tat)}
 end
 redis.call('SET', KEYS[1], tostring(new_tat), 'PX', math.ceil((new_tat - now) * 1000) + 1000)
-note(ARGV[4], ARGV[7])
+note(ARGV[4], ARGV[7], 'a')
 return {1, tostring(new_tat)}
-"""
+""".replace("{noted}", str(NOTED_SECONDS))
 
 
 @dataclass(frozen=True)
@@ -87,10 +91,14 @@ class RateLimitState:
     retry_after: int | None = None  # set when the request is refused
     blocked: bool = False  # refused because the client's address is blocked (shared, Redis)
     counted: bool = False  # the request was counted and logged in Redis by this call (`note`)
+    unsettled: bool = False  # its call to Redis failed and may have run: settled by its mark
 
     @property
     def refused(self) -> bool:
         return self.retry_after is not None
+
+    def unsettle(self, unsettled: bool) -> "RateLimitState":
+        return replace(self, unsettled=unsettled)
 
     def headers(self) -> dict[str, str]:
         """The IETF fields (draft-ietf-httpapi-ratelimit-headers-10), plus Retry-After on 429."""
@@ -155,6 +163,7 @@ class LimiterNote:
     log_entry: str = ""
     status_allowed: int = 200
     status_refused: int = 429
+    mark: str = ""  # the request's mark in Redis (`noted_key`), set by the same call
 
     def noted(self, allowed: bool) -> bool:
         return bool(self.count_allowed if allowed else self.count_refused) or bool(self.log_entry)
@@ -167,14 +176,11 @@ def _take_in_redis(
     bucket: str, now: float, interval: float, block: str | None, note: LimiterNote
 ) -> tuple[int, float]:
     client = redis_client()
-    keys = [
-        f"gatehouse:ratelimit:{bucket}",
-        REDIS_COUNTS,
-        REDIS_REQUESTS,
-    ]
+    keys = [f"gatehouse:ratelimit:{bucket}", REDIS_COUNTS, REDIS_REQUESTS, note.mark]
     if block is not None:
         keys.append(f"gatehouse:block:{block}")
-    changes, log_items = redis_pending_take()
+    # What waits rides only on a marked call: if its answer is lost, the mark says if it ran.
+    changes, log_items = redis_pending_take() if note.mark else ([], [])
     args: list[str | int] = [
         *(repr(now), repr(interval), WINDOW_SECONDS),
         *(note.count_allowed, note.count_refused),
@@ -187,7 +193,9 @@ def _take_in_redis(
     try:
         outcome, value = client.eval(_GCRA_SCRIPT, len(keys), *keys, *args)
     except Exception:
-        redis_pending_restore(changes, log_items)
+        if note.mark:  # it may have run before the connection broke: settled later, once
+            fields = (note.count_allowed, note.count_refused)
+            redis_unsettled_add(note.mark, *fields, changes, log_items)
         raise
     return int(outcome), float(value)
 
@@ -209,7 +217,9 @@ def rate_limit_take(
     `note`, with Redis: the request's usage count and request log entry, written in the same
     script call as allowed or as refused; the state then says `counted`. What this process
     gathered for Redis since its last call rides along too, so a request's count and entry
-    reach Redis before its answer does and a killed process loses none.
+    reach Redis before its answer does and a killed process loses none. If the call fails it
+    may still have run (Redis died before replying): the state says `unsettled`, and the
+    request is settled later by the mark the call sets (apps/metering/settling.py).
     """
     if limit <= 0:
         return None
@@ -221,6 +231,7 @@ def rate_limit_take(
         except Exception as error:  # any failure of the shared store: serve, count locally
             redis_health.failed(error, now)
             allowed, tat = _local.take(bucket, now, interval)
+            return _state(limit, interval, now, tat, allowed).unsettle(bool(note.mark))
         else:
             redis_health.recovered()
             if outcome == 2:

@@ -27,7 +27,13 @@ from .buffer import Gathered, add, buffer_reset, request_done
 from .facts import RequestFacts, request_facts
 from .limits import NOTHING, LimiterNote, RateLimitState, rate_limit_take
 from .networks import networks_reset, note_network
-from .pending import redis_log_add, redis_pending_add, redis_pending_reset
+from .pending import (
+    noted_key,
+    redis_log_add,
+    redis_pending_add,
+    redis_pending_reset,
+    redis_unsettled_answer,
+)
 from .records import (
     PATH_MAX,
     REFUSAL_STATUSES,
@@ -73,6 +79,8 @@ def admit(
     if state is not None and state.counted:
         facts.counted = note.count_refused if state.refused else note.count_allowed
         facts.logged = bool(note.log_entry)
+    elif state is not None and state.unsettled:
+        facts.unsettled = note.count_allowed
     if key_id is not None and not failed_credential:
         facts.rate_limit = state
         if state is None or not state.refused:
@@ -87,8 +95,9 @@ def finish(request: HttpRequest, status: int, error: str) -> None:
     if facts.answered_as is not None:
         status, error = facts.answered_as
     if facts.key_id is not None:
-        _count(facts, status)
-        _log(request, facts, status, error)
+        if facts.unsettled is None or not _answer_unsettled(request, facts, status, error):
+            _count(facts, status)
+            _log(request, facts, status, error)
         if status in REFUSAL_STATUSES:
             refusal_count(facts.key_id, error)
     _observe(facts, status, error)
@@ -137,6 +146,7 @@ def _limiter_note(
         log_entry=entry,
         status_allowed=allowed,
         status_refused=refused,
+        mark=noted_key(facts.request_id),
     )
 
 
@@ -145,6 +155,20 @@ def _counted_as(facts: RequestFacts) -> str:
     (`mcp:get_workspace`), the request log by its door column."""
     operation = facts.operation or "other"
     return f"mcp:{operation}" if facts.door == "mcp" and operation != "mcp" else operation
+
+
+def _answer_unsettled(request: HttpRequest, facts: RequestFacts, status: int, error: str) -> bool:
+    """Hand the answer of a request whose limiter call failed to its settling (exactly one
+    record, whether or not Redis ran the call: apps/metering/settling.py)."""
+    assert facts.key_id is not None and facts.unsettled is not None
+    hour = int(facts.unsettled.split("|", 2)[1])
+    final = count_field((facts.key_id, hour, _counted_as(facts), outcome_of(status)))
+    return redis_unsettled_answer(
+        noted_key(facts.request_id),
+        final,
+        log_item("C", _completion(facts, status, error)),
+        log_item("F", entry_fields(_entry(request, facts, status, error))),
+    )
 
 
 def _count(facts: RequestFacts, status: int) -> None:
@@ -173,10 +197,7 @@ def _log(request: HttpRequest, facts: RequestFacts, status: int, error: str) -> 
     """With Redis, complete the entry the limiter's call pushed (or push the whole entry, when
     it pushed none); without, the entry waits in the buffer."""
     if facts.logged:
-        duration = round((time.perf_counter() - facts.started) * 1000, 2)
-        operation = facts.operation or "other"
-        completion = [facts.request_id, status, error, duration, operation, facts.object_id]
-        redis_log_add(log_item("C", completion))
+        redis_log_add(log_item("C", _completion(facts, status, error)))
         return
     entry = _entry(request, facts, status, error)
     if settings.REDIS_URL:
@@ -187,6 +208,13 @@ def _log(request: HttpRequest, facts: RequestFacts, status: int, error: str) -> 
         gathered.requests.append(entry)
 
     add(update)
+
+
+def _completion(facts: RequestFacts, status: int, error: str) -> list[object]:
+    """What the answer adds to an entry pushed as the request began."""
+    duration = round((time.perf_counter() - facts.started) * 1000, 2)
+    operation = facts.operation or "other"
+    return [facts.request_id, status, error, duration, operation, facts.object_id]
 
 
 def _entry(request: HttpRequest, facts: RequestFacts, status: int, error: str) -> RequestEntry:
