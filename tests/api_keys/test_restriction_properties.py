@@ -157,24 +157,34 @@ def wider(new: ApiKey, caller: ApiKey) -> bool:
     )
 
 
-@SETTINGS
-@given(data=st.data())
-def test_no_minted_key_is_ever_wider_than_its_minter(world, data):
-    owner, workspace, ids = world
+def minting_key(data, holder, ids) -> tuple:
+    """A key of `holder` with keys:write, random scopes, restrictions and expiry; and its
+    scopes but keys:write."""
     caller_scopes = data.draw(st.lists(st.sampled_from(ALL_SCOPES), unique=True))
     caller = make_key(
-        user=owner,
+        user=holder,
         scopes=[*caller_scopes, "keys:write"],
         restrictions=data.draw(restrictions_in(ids)),
         expires_in=data.draw(st.sampled_from([timedelta(days=20), timedelta(days=200), None])),
     )
+    return caller, caller_scopes
+
+
+def minted_scopes(caller_scopes: list[str]) -> st.SearchStrategy:
+    """Half the time a subset of the caller's own scopes, so that many mints succeed."""
+    return st.lists(st.sampled_from([*caller_scopes, "keys:write"]), min_size=1) | st.lists(
+        st.sampled_from([*ALL_SCOPES, "keys:read", "keys:write"]), min_size=1
+    )
+
+
+@SETTINGS
+@given(data=st.data())
+def test_no_minted_key_is_ever_wider_than_its_minter(world, data):
+    owner, workspace, ids = world
+    caller, caller_scopes = minting_key(data, owner, ids)
     body = {
         "name": "Minted",
-        # Half the time a subset of the caller's own scopes, so that many mints succeed.
-        "scopes": data.draw(
-            st.lists(st.sampled_from([*caller_scopes, "keys:write"]), min_size=1)
-            | st.lists(st.sampled_from([*ALL_SCOPES, "keys:read", "keys:write"]), min_size=1)
-        ),
+        "scopes": data.draw(minted_scopes(caller_scopes)),
         "restrictions": {
             name: value
             for name, value in Restrictions.as_json(data.draw(restrictions_in(ids))).items()
@@ -221,19 +231,10 @@ def test_service_accounts_and_their_keys_never_mint_wider(service_world, data):
     owner, admin, account, ids = service_world
     minter = data.draw(st.sampled_from(["owner", "service account", "admin"]))
     holder = {"owner": owner, "admin": admin, "service account": account.user}[minter]
-    caller_scopes = data.draw(st.lists(st.sampled_from(ALL_SCOPES), unique=True))
-    caller = make_key(
-        user=holder,
-        scopes=[*caller_scopes, "keys:write"],
-        restrictions=data.draw(restrictions_in(ids)),
-        expires_in=data.draw(st.sampled_from([timedelta(days=20), timedelta(days=200), None])),
-    )
+    caller, caller_scopes = minting_key(data, holder, ids)
     body = {
         "name": "Minted",
-        "scopes": data.draw(
-            st.lists(st.sampled_from([*caller_scopes, "keys:write"]), min_size=1)
-            | st.lists(st.sampled_from([*ALL_SCOPES, "keys:read", "keys:write"]), min_size=1)
-        ),
+        "scopes": data.draw(minted_scopes(caller_scopes)),
         **data.draw(st.sampled_from([{}, {"expiresInDays": 7}, {"noExpiry": True}])),
     }
     path = (
