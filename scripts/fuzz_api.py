@@ -67,7 +67,8 @@ def main() -> int:
     )
     changes_keys = (
         "^(createKey|rollKey|narrowKey|revokeKey|updateKeyPolicy|approveKey|denyKey"
-        "|createAuditStream|deleteAuditStream)$"
+        "|createAuditStream|deleteAuditStream"
+        "|createServiceAccount|updateServiceAccount|deleteServiceAccount|createServiceAccountKey)$"
     )
     with gunicorn(env) as (base, _server):
         first = _schemathesis(base, secret, args, env, "--exclude-operation-id-regex", changes_keys)
