@@ -33,6 +33,13 @@ ADDRESS_DOMAIN = "service.gatehouse.invalid"
 OWNER_ONLY = "Only owners of the workspace manage its service accounts."
 
 
+def _description(value: Any) -> str:
+    """A service account's optional description: a string of up to 500 characters."""
+    if not isinstance(value, str):
+        raise InvalidInput("description", "description must be a string.")
+    return clean_description(value)
+
+
 def _refuse_unless_owner(workspace: Workspace, user: User | None) -> None:
     is_owner = (
         user is not None
@@ -83,7 +90,7 @@ def service_account_create(
 ) -> ServiceAccount:
     """Make a service account of `workspace`, an admin there; only an owner may (as `actor`)."""
     name = clean_text(name, "name", max_length=100)
-    description = clean_description(description)
+    description = _description(description)
     _refuse_unless_owner(workspace, actor.user)
     with transaction.atomic():
         user = User.objects.create_user(
@@ -119,7 +126,7 @@ def service_account_update(
     """Rename a service account or change its description (owners); each change audited."""
     cleaners = {
         "name": lambda value: clean_text(value, "name", max_length=100),
-        "description": clean_description,
+        "description": _description,
     }
     unknown = [field for field in changes if field not in cleaners]
     if unknown:

@@ -186,6 +186,12 @@ def test_a_rename_is_audited_and_bad_input_changes_nothing(client, owner_key, ac
     assert bad.status_code == 400
     blank = call(client, "PATCH", path, owner_key.secret, {"name": "  "})
     assert blank.status_code == 400
+    not_text = call(client, "PATCH", path, owner_key.secret, {"description": {}})
+    assert not_text.status_code == 400 and "description" in not_text.json()["message"]
+    made = call(
+        client, "POST", "/service-accounts", owner_key.secret, {"name": "x", "description": []}
+    )
+    assert made.status_code == 400
     renamed = call(client, "PATCH", path, owner_key.secret, {"name": "Deploy bot"})
     assert renamed.json()["name"] == "Deploy bot"
     assert call(client, "GET", path, owner_key.secret).json()["name"] == "Deploy bot"
