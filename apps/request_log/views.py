@@ -116,7 +116,9 @@ def filters_from_query(query: QueryDict, keys: dict[int, ApiKey]) -> tuple[LogFi
 
 
 def _keys(request: WorkspaceRequest) -> dict[int, ApiKey]:
+    """The workspace's keys by id, with what the page and the export show of them."""
     keys = ApiKey.objects.filter(workspace=request.workspace).select_related("user")
+    keys = keys.only("name", "hint", "user__email")
     return {key.pk: key for key in keys.order_by("name", "pk")}
 
 

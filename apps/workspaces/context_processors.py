@@ -5,7 +5,7 @@ from django.http import HttpRequest
 from django.urls import reverse
 
 from .models import Membership
-from .selectors import current_membership, user_memberships
+from .selectors import current_membership, request_places
 
 NavItems = Callable[[Membership], list[dict[str, Any]]]
 _owner_items: list[NavItems] = []
@@ -69,7 +69,7 @@ def navigation(request: HttpRequest) -> dict[str, Any]:
     current = max(matching, key=lambda item: len(item["url"]), default=None)
     for item in items:
         item["active"] = item is current
-    places = list(user_memberships(user))
+    places = request_places(request)
     return {
         "nav_workspace": membership.workspace,
         "nav_items": items,

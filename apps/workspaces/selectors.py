@@ -47,17 +47,23 @@ def current_membership(request: HttpRequest) -> Membership | None:
     none or have left the chosen one. Cached on the request."""
     if hasattr(request, "_current_membership"):
         return request._current_membership
-    user = request.user
     membership = None
-    if user.is_authenticated:
-        memberships = user_memberships(user)
-        chosen = request.session.get(CHOSEN_WORKSPACE_SESSION_KEY)
-        if chosen:
-            membership = memberships.filter(workspace_id=chosen).first()
-        if membership is None:
-            membership = memberships.first()
+    places = request_places(request)
+    if places:
+        chosen = str(request.session.get(CHOSEN_WORKSPACE_SESSION_KEY) or "")
+        membership = next((m for m in places if str(m.workspace_id) == chosen), places[0])
     request._current_membership = membership  # type: ignore[attr-defined]
     return membership
+
+
+def request_places(request: HttpRequest) -> list[Membership]:
+    """The signed-in user's memberships, as `user_memberships` orders them, read once a request
+    (the workspace a page is in and the navigation's list of places both come from it)."""
+    if not hasattr(request, "_places"):
+        user = request.user
+        places = list(user_memberships(user)) if user.is_authenticated else []
+        request._places = places  # type: ignore[attr-defined]
+    return request._places  # type: ignore[attr-defined]
 
 
 def choose_workspace(request: SignedInRequest, workspace_id: object) -> Membership | None:

@@ -5,8 +5,10 @@ portal, and a revoked key's blast radius."""
 import csv
 import io
 import re
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from apps.api_keys.services import api_key_revoke
 from apps.audit.services import Actor
@@ -136,3 +138,46 @@ def test_a_request_id_search_opens_the_row_it_finds(client, owner):
     found = calls(client, key.secret)["refused"]
     page = client.get("/logs/", {"q": found}).content.decode()
     assert f'data-request-id="{found}">\n    <details open data-found>' in page
+
+
+def test_logs_rows_escape_every_value_and_say_what_is_missing(client, owner):
+    """The rows are written in Python (apps/request_log/rows.py), not by the template engine:
+    every value a key's caller or its maker chose comes out escaped, and the facts a request
+    lacks are said in words."""
+    key = make_key(user=owner, name="<b>Sync</b>")
+    workspace = key.key.workspace
+    now = timezone.now()
+    common = dict(workspace_id=workspace.pk, method="GET", status=200, client_ip=None)
+    RequestLogEntry.objects.create(
+        **common,
+        at=now,
+        key_id=key.key.pk,
+        door="api",
+        path='/api/v1/pages/"><script>alert(1)</script>',
+        operation="get_page",
+        duration_ms=12.25,
+        user_agent="<img src=x onerror=alert(2)>",
+        request_id="req_" + "a" * 24,
+        object_id="<i>obj</i>",
+    )
+    RequestLogEntry.objects.create(
+        **common,
+        at=now - timedelta(seconds=1),
+        key_id=key.key.pk + 1000,  # a key since deleted
+        door="mcp",
+        path="/mcp",
+        operation="mcp:list_<pages>",
+        duration_ms=None,
+        user_agent="",
+        request_id="req_" + "b" * 24,
+    )
+    page = client.get("/logs/").content.decode()
+    rows = page[page.index('data-testid="requests"') :]
+    assert "<script>" not in rows and "<img" not in rows and "<b>Sync" not in rows
+    assert "&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;" in rows
+    assert "&lt;b&gt;Sync&lt;/b&gt;" in rows and "&lt;i&gt;obj&lt;/i&gt;" in rows
+    assert "12.3 ms" in rows  # rounded half up, as floatformat:1 did
+    assert "no answer recorded" in rows and "deleted key" in rows
+    assert '<span class="badge badge--muted">list_&lt;pages&gt;</span>' in rows
+    assert "unknown address" in rows and "none sent" in rows
+    assert rows.count('<li class="request request--success"') == 2

@@ -8,12 +8,14 @@ from typing import Any
 
 from django import template
 from django.utils import timezone
+from django.utils.safestring import SafeString
 
 from apps.common.dates import moment_text, parse_moment_text
 from apps.common.validation import InvalidInput
 
 from ..objects import objects_named
 from ..reading import LogFilters, LogRow, blast_radius, parse_when, requests_page
+from ..rows import request_rows as rows_html
 
 register = template.Library()
 
@@ -82,3 +84,9 @@ def key_blast_radius(context: dict[str, Any], key: Any) -> dict[str, Any]:
         "problem": problem,
         "member_pages": member_pages,
     }
+
+
+@register.simple_tag
+def request_rows(requests: list[LogRow], show_key: bool, found_id: str = "") -> SafeString:
+    """`{% request_rows requests show_key found_id %}`: the rows of a list of requests."""
+    return rows_html(requests, show_key=bool(show_key), found_id=found_id or "")
