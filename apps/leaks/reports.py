@@ -19,18 +19,16 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.serialization import load_pem_public_key
 from django.conf import settings
 from django.db import transaction
-from django.utils import timezone
 
 from apps.api_keys.audit_actions import KEY_LEAKED
 from apps.api_keys.links import key_links
 from apps.api_keys.models import ApiKey
+from apps.api_keys.old_secrets import old_secret_grace_end
 from apps.api_keys.services import api_key_revoke
-from apps.api_keys.tokens import hash_secret
 from apps.api_keys.verification import api_key_find_by_secret
 from apps.audit.services import Actor, audit_record
 from apps.common.tasks import send_email
 
-from .audit_actions import KEY_GRACE_ENDED
 from .models import SecretScanningKeySet
 
 logger = logging.getLogger("apps.leaks")
@@ -172,7 +170,9 @@ def leak_report_handle(
         key = api_key_find_by_secret(token)  # the secret before a roll, during its grace, too
         if key is not None:
             _revoke_leaked(key, item.get("url", ""), item.get("source", ""))
-            _end_handed_over_grace(token, key, item.get("url", ""))
+            old_secret_grace_end(
+                token, named=key, actor=REPORTER, reason="leaked", url=item.get("url", "")
+            )
         answer.append(
             {
                 "token_hash": hashlib.sha256(token.encode()).hexdigest(),
@@ -200,25 +200,3 @@ def _revoke_leaked(key: ApiKey, url: str, source: str) -> None:
             data={"url": url[:2000], "source": source[:100], "whatItDid": what_it_did_url(key)},
         )
         _tell_the_holder(key, url)
-
-
-def _end_handed_over_grace(token: str, reported: ApiKey, url: str) -> None:
-    """A leaked secret of a key handed over to a service account (docs/product.md §12) stops
-    acting as the new key at once; the new key, whose own secret did not leak, goes on."""
-    now = timezone.now()
-    with transaction.atomic():
-        successors = (
-            ApiKey.objects.select_for_update()
-            .filter(previous_secret_hash=hash_secret(token), previous_secret_expires_at__gt=now)
-            .exclude(pk=reported.pk)  # a rolled key's own old secret: revoked with it above
-        )
-        for successor in successors.select_related("workspace", "user"):
-            ApiKey.objects.filter(pk=successor.pk).update(previous_secret_expires_at=now)
-            audit_record(
-                workspace=successor.workspace,
-                action=KEY_GRACE_ENDED,
-                actor=REPORTER,
-                key=successor,
-                subject=f"{successor.name} ({successor.hint})",
-                data={"reason": "leaked", "url": url[:2000]},
-            )

@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from apps.api.scopes import EVERY_SCOPE
 from apps.api_keys.models import ApiKey
+from apps.api_keys.old_secrets import old_secret_grace_end
 from apps.api_keys.services import api_key_revoke
 from apps.api_keys.verification import api_key_find_by_secret
 from apps.audit.services import Actor
@@ -178,6 +179,7 @@ class Revocable:
 
     key: ApiKey | None = None
     refresh: RefreshToken | None = None
+    secret: str = ""  # a key's, as presented: it may be a handed-over key's old secret too
 
     def check_client(self, client: OAuthClient) -> bool:
         if self.refresh is not None:
@@ -207,7 +209,7 @@ class Revocation(RevocationEndpoint):
             refresh = refresh_token_find(token_string)
             return Revocable(refresh=refresh) if refresh else None
         key = api_key_find_by_secret(token_string)
-        return Revocable(key=key) if key else None
+        return Revocable(key=key, secret=token_string) if key else None
 
     def revoke_token(self, token: Revocable, request: Any) -> None:
         ip = client_ip(request._request)
@@ -216,6 +218,9 @@ class Revocation(RevocationEndpoint):
             grant_revoke(grant, actor=Actor.of_user(grant.user, ip))
         elif token.key is not None:
             api_key_revoke(key=token.key, actor=Actor.of_key(token.key, ip))
+        if token.key is not None:  # the old secret of a handed-over key stops acting as the new
+            actor = Actor.of_key(token.key, ip)
+            old_secret_grace_end(token.secret, named=token.key, actor=actor, reason="revoked")
 
 
 def _grant_of(key: ApiKey | None) -> OAuthGrant | None:

@@ -1,11 +1,14 @@
 """Handing a person's key over to a service account (docs/product.md §12), thought through as an
 attacker would: during the grace the old secret acts as the new key only, and it stops the
-moment the grace ends, the new key is revoked or rolled, or a leak report names it."""
+moment the grace ends, the new key is revoked or rolled, or the old secret is named by a leak
+report, an operator's revokeapikey or its holder's RFC 7009 revocation."""
 
+import io
 from datetime import timedelta
 
 import pytest
 import time_machine
+from django.core.management import call_command
 from django.utils import timezone
 
 from apps.api_keys.models import ApiKey
@@ -110,6 +113,34 @@ def test_a_leak_report_naming_the_old_secret_ends_the_grace_only(
     assert status(client, new.secret) == (200, account.user.email)
     assert AuditEvent.objects.filter(action="key.grace_ended", key=new.key).exists()
     parse_public_keys.cache_clear()
+
+
+def test_revoking_the_old_secret_by_rfc_7009_ends_the_grace_only(
+    client, owner, admins_key, account
+):
+    """Its holder revoking the old secret (`gatehouse logout`, an app disconnecting): the
+    secret stops at once, though the key it was found to be was revoked already."""
+    new = hand_over(owner, admins_key, account)
+    assert status(client, admins_key.secret) == (200, account.user.email)
+    answer = client.post("/oauth/revoke", {"token": admins_key.secret})
+    assert answer.status_code == 200
+    assert status(client, admins_key.secret)[0] == 401
+    assert status(client, new.secret) == (200, account.user.email)
+    event = AuditEvent.objects.get(action="key.grace_ended", key=new.key)
+    assert event.data == {"reason": "revoked"}
+
+
+def test_revokeapikey_naming_the_old_secret_ends_the_grace_only(client, owner, admins_key, account):
+    new = hand_over(owner, admins_key, account)
+    out = io.StringIO()
+    call_command("revokeapikey", admins_key.secret, stdout=out)
+    assert (
+        "already revoked" in out.getvalue()
+        and "Ended the hand-over grace of 1 key" in out.getvalue()
+    )
+    assert admins_key.secret not in out.getvalue()
+    assert status(client, admins_key.secret)[0] == 401
+    assert status(client, new.secret) == (200, account.user.email)
 
 
 def test_one_audit_event_names_both_keys(owner, admins_key, account):
