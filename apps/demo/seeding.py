@@ -24,7 +24,9 @@ from apps.oauth.models import OAuthGrant
 from apps.pages.services import page_create
 from apps.products.services import product_create
 from apps.request_log.recording import entries_write
+from apps.service_accounts.audit_actions import SERVICE_ACCOUNT_CREATED
 from apps.usage.models import KeyNetwork, KeyUsageDay, KeyUsageHour
+from apps.workspaces.models import Membership, ServiceAccount
 
 from .history import Request, requests_of
 from .refusals import refusals_replay
@@ -71,6 +73,16 @@ def _dates(key: ApiKey, created: datetime, revoked: datetime | None) -> None:
     events = AuditEvent.objects.filter(key=key)
     events.filter(action__in=CREATED_EVENTS).update(created_at=created)
     OAuthGrant.objects.filter(key=key).update(created_at=created)
+    # A service account's key: the account was made just before it, not at the demo's start.
+    accounts = ServiceAccount.objects.filter(user_id=key.user_id, created_at__gt=created)
+    for account in accounts:
+        AuditEvent.objects.filter(
+            workspace_id=account.workspace_id,
+            action=SERVICE_ACCOUNT_CREATED,
+            data__serviceAccount=account.pk,
+        ).update(created_at=created)
+        Membership.objects.filter(user_id=account.user_id).update(created_at=created)
+    accounts.update(created_at=created)
     if revoked is not None:
         ApiKey.objects.filter(pk=key.pk).update(revoked_at=revoked)
         events.filter(action__in=(KEY_REVOKED, KEY_LEAKED)).update(created_at=revoked)

@@ -223,3 +223,19 @@ def test_the_api_says_the_same_last_use_and_requests(demo):
             if not (cursor := answer.json()["next"]):
                 break
         assert seen == len(own), key["name"]
+
+
+def test_each_service_account_was_made_before_its_keys_and_its_history_says_so(demo):
+    from apps.api_keys.models import ApiKey
+    from apps.audit.models import AuditEvent
+    from apps.workspaces.models import ServiceAccount
+
+    accounts = list(ServiceAccount.objects.all())
+    assert accounts
+    for account in accounts:
+        first_key = ApiKey.objects.filter(user_id=account.user_id).order_by("created_at").first()
+        assert first_key is not None and account.created_at <= first_key.created_at
+        made = AuditEvent.objects.get(
+            action="service_account.created", data__serviceAccount=account.pk
+        )
+        assert made.created_at <= first_key.created_at
