@@ -17,7 +17,8 @@ It also prints each read's plan (EXPLAIN ANALYZE), so a slow one says why. With 
 then times the same pages as a client sees them (bench/request_log_http.py): a key's latest 50
 requests over the API beside `GET /workspace`, that key's page in the dashboard, and the
 signed-in Logs page, unfiltered and filtered by 5xx, through a gunicorn server on `--port` (a
-free one by default), with the load average printed. `$REQUEST_LOG_BENCH_DATABASE` names the database (dropped at the start and end).
+free one by default), with the load average printed. `$REQUEST_LOG_BENCH_DATABASE` names the
+database (dropped at the start and end).
 """
 
 import argparse

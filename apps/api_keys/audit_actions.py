@@ -14,5 +14,3 @@ MEMBER_KEY_REVOKED = audit_action("member_key.revoked", "Member key revoked")
 KEY_APPROVAL_REQUESTED = audit_action("key.approval_requested", "Key waits for approval")
 KEY_APPROVED = audit_action("key.approved", "Key approved")
 KEY_DENIED = audit_action("key.denied", "Key denied")
-# A handed-over key's old secret was reported leaked or revoked: it stops acting as the new key.
-KEY_GRACE_ENDED = audit_action("key.grace_ended", "Old secret's grace ended")

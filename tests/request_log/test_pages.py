@@ -13,6 +13,7 @@ from django.utils import timezone
 from apps.api_keys.services import api_key_revoke
 from apps.audit.services import Actor
 from apps.request_log.models import RequestLogEntry
+from apps.request_log.partitions import partitions_ensure
 from tests.conftest import auth
 from tests.factories import make_community, make_key, member_of
 
@@ -147,6 +148,7 @@ def test_logs_rows_escape_every_value_and_say_what_is_missing(client, owner):
     key = make_key(user=owner, name="<b>Sync</b>")
     workspace = key.key.workspace
     now = timezone.now()
+    partitions_ensure({now.date(), (now - timedelta(seconds=1)).date()})  # PostgreSQL's days
     common = dict(workspace_id=workspace.pk, method="GET", status=200, client_ip=None)
     RequestLogEntry.objects.create(
         **common,

@@ -7,11 +7,11 @@ secret was never named, goes on."""
 from django.db import transaction
 from django.utils import timezone
 
+from apps.api_keys.models import ApiKey
+from apps.api_keys.tokens import hash_secret
 from apps.audit.services import Actor, audit_record
 
 from .audit_actions import KEY_GRACE_ENDED
-from .models import ApiKey
-from .tokens import hash_secret
 
 
 def old_secret_grace_end(
