@@ -5,6 +5,7 @@ password, a code or a secret; a failed sign-in names only the account it was aim
 from collections.abc import Callable
 from typing import Any
 
+from django.db import transaction
 from django.http import HttpRequest
 
 from apps.common.http import client_ip
@@ -23,13 +24,28 @@ def account_event_record(
     ip: str | None = None,
     detail: str = "",
 ) -> AccountEvent:
-    """Add one event to `user`'s security log."""
-    return AccountEvent.objects.create(
-        user=user,
-        action=action,
-        ip=ip if ip is not None else (client_ip(request) if request is not None else None),
-        detail=detail[:200],
-    )
+    """Add one event to `user`'s security log; the listeners hear it in the same transaction
+    (apps.workspaces puts it in the audit log of each workspace the user belongs to)."""
+    with transaction.atomic():
+        event = AccountEvent.objects.create(
+            user=user,
+            action=action,
+            ip=ip if ip is not None else (client_ip(request) if request is not None else None),
+            detail=detail[:200],
+        )
+        for listener in _listeners:
+            listener(event)
+    return event
+
+
+AccountEventListener = Callable[[AccountEvent], None]
+_listeners: list[AccountEventListener] = []
+
+
+def account_event_listen(listener: AccountEventListener) -> None:
+    """Call `listener(event)` for every account event recorded, inside its transaction."""
+    if listener not in _listeners:
+        _listeners.append(listener)
 
 
 def _user_of(user: Any) -> User | None:

@@ -27,6 +27,7 @@ class Actor:
     key: "ApiKey | None" = None
     ip: str | None = None
     operator: str = ""
+    stranger: bool = False  # someone not signed in: a failed sign-in's, known by address only
 
     @classmethod
     def of_user(cls, user: "User", ip: str | None = None) -> "Actor":
@@ -40,12 +41,18 @@ class Actor:
     def of_operator(cls, command: str) -> "Actor":
         return cls(operator=command)
 
+    @classmethod
+    def of_stranger(cls, ip: str | None) -> "Actor":
+        return cls(ip=ip, stranger=True)
+
     @property
     def label(self) -> str:
         if self.key is not None:
             return f"key {self.key.name} ({self.key.hint}) of {self.key.user.email}"
         if self.user is not None:
             return self.user.email
+        if self.stranger:
+            return "someone not signed in"
         return f"operator ({self.operator})" if self.operator else "operator"
 
 

@@ -110,7 +110,7 @@ def audit_filter_choices(workspace: Workspace) -> dict[str, list[tuple[str, str]
         elif user_id:
             actors[f"user:{user_id}"] = label
         else:
-            actors["operator"] = "Operator (command line)"
+            actors["operator"] = "No account: operators, GitHub, failed sign-ins"
     keys = {
         str(key_id): subject
         for key_id, subject in base.filter(key__isnull=False)

@@ -1,8 +1,15 @@
 """Workspace settings and the team in the audit log: codes and the words people read."""
 
+from apps.accounts.models import AccountEvent
 from apps.audit.actions import audit_action
 
 SETTINGS_CHANGED = audit_action("settings.changed", "Settings changed")
 TEAM_MEMBER_ADDED = audit_action("team.member_added", "Teammate added")
 TEAM_ROLE_CHANGED = audit_action("team.role_changed", "Role changed")
 TEAM_MEMBER_REMOVED = audit_action("team.member_removed", "Teammate removed")
+# A person's account events, in each of their workspaces (account_audit.py): account.signed_in,
+# account.sign_in_failed, account.password_changed, …, with the security log's words.
+ACCOUNT_ACTIONS = {
+    action.value: audit_action(f"account.{action.value}", label)
+    for action, label in zip(AccountEvent.Action, AccountEvent.Action.labels, strict=True)
+}

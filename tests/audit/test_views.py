@@ -93,7 +93,13 @@ def test_a_filter_that_cannot_be_right_is_ignored_and_said_not_a_500(client, own
     assert page.content.decode().count("badge--keyrevoked") == 2  # every event still listed
     export = client.get("/audit/export.csv", query)
     assert export.status_code == 200
-    assert len(csv_rows(export)) == 5  # the header, two creations, two revocations
+    rows = csv_rows(export)[1:]
+    assert [row[2] for row in rows if not row[2].startswith("account.")] == [
+        "key.revoked",
+        "key.revoked",
+        "key.created",
+        "key.created",
+    ]  # every event still exported; the owner's sign-in is in the log too
 
 
 @pytest.mark.parametrize(
@@ -195,7 +201,8 @@ def test_events_of_another_workspace_never_show(client, owner, history):
     stranger = owner_of(WorkspaceFactory(), email="stranger@elsewhere.test")
     client.force_login(stranger)
     assert "Zapier" not in client.get(URL).content.decode()
-    assert len(csv_rows(client.get(URL + "export.csv"))) == 1
+    rows = csv_rows(client.get(URL + "export.csv"))[1:]
+    assert [(row[2], row[4]) for row in rows] == [("account.signed_in", "stranger@elsewhere.test")]
 
 
 @pytest.mark.parametrize("role, status", [("owner", 200), ("admin", 200), ("member", 403)])
