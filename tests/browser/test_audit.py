@@ -24,8 +24,9 @@ def test_audit_page_filters_and_exports(page, live_server, shoot):
     page.wait_for_url("**/integrations/api/")
     page.click('nav >> text="Audit"')  # not Audit streaming
     rows = page.locator("table.audit tbody tr")
-    assert rows.count() == 3
-    assert "Key revoked" in rows.first.text_content()
+    assert rows.count() == 4  # two keys made, one revoked, and this sign-in (newest first)
+    assert "Signed in" in rows.first.text_content()
+    assert "Key revoked" in rows.nth(1).text_content()
     shoot(page, "30-audit")
 
     page.select_option("select[name=action]", "key.revoked")
