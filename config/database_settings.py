@@ -19,6 +19,11 @@ def database_settings(url: str, base_dir: Path) -> dict[str, Any]:
             conn_health_checks=env_bool("DATABASE_CONN_HEALTH_CHECKS", True),
         )
     )
+    # Behind PgBouncer in transaction pooling a cursor WITH HOLD (Django's `.iterator()` on
+    # PostgreSQL) stays on the server it was declared on while the next FETCH may go to another
+    # ("cursor does not exist"): set DATABASE_SERVER_SIDE_CURSORS=false there, and iterators
+    # read their rows in one client-side result.
+    database["DISABLE_SERVER_SIDE_CURSORS"] = not env_bool("DATABASE_SERVER_SIDE_CURSORS", True)
     if database["ENGINE"] == "django.db.backends.sqlite3":
         # The embedded default serves concurrent readers and writers without "database is
         # locked": WAL lets readers run beside the one writer, IMMEDIATE transactions take the

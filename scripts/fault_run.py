@@ -388,6 +388,7 @@ class Stack:
         )
         if pgbouncer:
             env["DATABASE_PREPARED_LOOKUP"] = "false"  # Debian's PgBouncer 1.18
+            env["DATABASE_SERVER_SIDE_CURSORS"] = "false"  # no PgBouncer keeps them
         if redis_on:
             env["REDIS_URL"] = self.redis_url
         return env
