@@ -90,7 +90,8 @@ def key_list_page(request: WorkspaceRequest, pages: KeyPages) -> HttpResponse:
     # The whole inventory: keys people made, CLI keys and connected apps' keys (tag MCP, each
     # linking to its app under Connected apps).
     all_keys = pages.keys(request)
-    keys = filters.apply(all_keys.select_related("user", "revoked_by"))
+    # The workspace too: each row asks whether its key is outside the workspace's key policy.
+    keys = filters.apply(all_keys.select_related("user", "revoked_by", "workspace"))
     page = Paginator(keys, KEYS_PER_PAGE).get_page(request.GET.get("page"))
     return render(
         request,

@@ -149,3 +149,24 @@ def test_the_unused_filter_and_the_unused_flag_are_one_definition(client, worksp
     filtered = client.get(LIST, {"unused": "1"}).content.decode()
     found = {name for name in ("Partly", "Fully") if f">{name}</a>" in filtered}
     assert flagged == found == {"Partly"}
+
+
+def test_the_list_reads_as_many_queries_for_twenty_keys_as_for_two(client, owner, workspace):
+    """No query a row: each row's "Outside policy" badge reads the workspace's policy, which
+    comes with the keys (one query for 20 rows, not one each)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    client.force_login(owner)
+
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get(LIST).status_code == 200
+        return len(captured)
+
+    for n in range(2):
+        make_key(user=owner, workspace=workspace, name=f"key {n}")
+    few = queries()
+    for n in range(2, 20):
+        make_key(user=owner, workspace=workspace, name=f"key {n}")
+    assert queries() == few
