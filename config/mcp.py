@@ -188,13 +188,49 @@ def _asgi_scope(request: HttpRequest) -> dict[str, Any]:
     }
 
 
+# The methods a client may send (the MCP specification's, 2025-11-25): the request log and the
+# usage counts name a request by one of these, or by `unknown-method`. The method is the
+# caller's to write: taken as it came, 5,000 characters or a NUL byte made the batch it was
+# written in fail on PostgreSQL, and any number of names made any number of usage rows.
+CLIENT_METHODS = frozenset(
+    {
+        "initialize",
+        "ping",
+        "tools/list",
+        "tools/call",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "resources/subscribe",
+        "resources/unsubscribe",
+        "prompts/list",
+        "prompts/get",
+        "completion/complete",
+        "logging/setLevel",
+        "tasks/get",
+        "tasks/list",
+        "tasks/result",
+        "tasks/cancel",
+        "notifications/initialized",
+        "notifications/cancelled",
+        "notifications/progress",
+        "notifications/roots/list_changed",
+        "notifications/tasks/status",
+    }
+)
+
+
 def _operation_of(message: dict[str, Any]) -> str:
-    """The request's operation: the tool it calls, by its own name, or its JSON-RPC method."""
-    method = str(message.get("method", "response"))
+    """The request's operation: the tool it calls, by its own name, or its JSON-RPC method
+    (`response` for a message with none: a client's answer)."""
+    method = message.get("method", "response")
+    if not isinstance(method, str):
+        return "unknown-method"
     if method == "tools/call":
-        name = (message.get("params") or {}).get("name")
-        return name if name in TOOLS else method
-    return method
+        params = message.get("params")
+        name = params.get("name") if isinstance(params, dict) else None
+        return name if isinstance(name, str) and name in TOOLS else method
+    return method if method in CLIENT_METHODS or method == "response" else "unknown-method"
 
 
 def _answer(request: HttpRequest, key: ApiKey, message: dict[str, Any], body: bytes) -> Answer:

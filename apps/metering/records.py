@@ -40,6 +40,7 @@ REQUEST_LOG_COLUMNS: tuple[str, ...] = RequestEntry._fields
 
 PATH_MAX = 300
 USER_AGENT_MAX = 200
+OPERATION_MAX = 60  # the columns hold 64: room for usage's `mcp:` before a tool's name
 
 
 def count_field(entry: CountEntry) -> str:
