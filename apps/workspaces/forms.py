@@ -1,6 +1,7 @@
+import functools
 from collections import defaultdict
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 from zoneinfo import ZoneInfo
 
@@ -30,6 +31,8 @@ from .validators import (
     timezone_names,
 )
 
+QUARTER_HOUR = 900  # seconds
+
 
 def utc_offset(name: str, at: datetime | None = None) -> str:
     """The zone's offset from UTC now, e.g. "UTC+01:00" (or "UTC" itself)."""
@@ -39,19 +42,30 @@ def utc_offset(name: str, at: datetime | None = None) -> str:
     return f"UTC{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
 
 
-def grouped_timezones(current: str = "") -> list[tuple[str, list[tuple[str, str]]]]:
-    """The canonical zones grouped by region for the select's optgroups, each labelled with its
-    city and current UTC offset ("Berlin (UTC+01:00)"). A legacy name the workspace already
-    uses is kept, in its own group, so saving the page never changes it by accident."""
+Groups = list[tuple[str, list[tuple[str, str]]]]
+
+
+@functools.lru_cache(maxsize=2)
+def _groups_in(slot: int) -> Groups:
+    """The canonical zones' groups with their offsets during the quarter hour `slot` (every
+    change of a zone's offset falls on a quarter hour of UTC): read once, not for each page."""
+    at = datetime.fromtimestamp(slot * QUARTER_HOUR, UTC)
     groups: dict[str, list[tuple[str, str]]] = defaultdict(list)
     for name in canonical_timezones():
         region, _, place = name.partition("/")
         if not place:
             region, place = "Other", name
         groups[region].append(
-            (name, f"{place.replace('_', ' ').replace('/', ' – ')} ({utc_offset(name)})")
+            (name, f"{place.replace('_', ' ').replace('/', ' – ')} ({utc_offset(name, at)})")
         )
-    ordered = sorted(groups.items(), key=lambda item: (item[0] == "Other", item[0]))
+    return sorted(groups.items(), key=lambda item: (item[0] == "Other", item[0]))
+
+
+def grouped_timezones(current: str = "") -> Groups:
+    """The canonical zones grouped by region for the select's optgroups, each labelled with its
+    city and current UTC offset ("Berlin (UTC+01:00)"). A legacy name the workspace already
+    uses is kept, in its own group, so saving the page never changes it by accident."""
+    ordered = list(_groups_in(int(timezone.now().timestamp()) // QUARTER_HOUR))
     if current and current not in canonical_timezones():
         ordered.insert(0, ("Current setting", [(current, f"{current} ({utc_offset(current)})")]))
     return ordered
