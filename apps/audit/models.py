@@ -35,7 +35,12 @@ class AuditEvent(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["workspace", "-created_at"], name="audit_ws_created")]
+        indexes = [
+            models.Index(fields=["workspace", "-created_at"], name="audit_ws_created"),
+            # The Audit page filtered by action, and a key's page finding the hand-over that
+            # names it (key.handed_over): without it, a scan of the workspace's whole log.
+            models.Index(fields=["workspace", "action", "-created_at"], name="audit_ws_action"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.created_at:%Y-%m-%d %H:%M} {self.action} by {self.actor_label}"
