@@ -89,7 +89,9 @@ class Param:
         are accepted), or a string parameter's value checked."""
         if self.type == "string":
             return self._clean_string(value)
-        if isinstance(value, str) and value.isascii() and value.isdigit():
+        # At most 19 digits: int() of thousands of digits raises (Python's own limit), and no
+        # value in range is longer.
+        if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 19:
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int):
             raise InvalidInput(self.name, f"{self.name} must be a whole number.")

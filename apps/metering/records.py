@@ -41,6 +41,32 @@ REQUEST_LOG_COLUMNS: tuple[str, ...] = RequestEntry._fields
 PATH_MAX = 300
 USER_AGENT_MAX = 200
 OPERATION_MAX = 60  # the columns hold 64: room for usage's `mcp:` before a tool's name
+# What the request log's columns hold, for the text a caller could have chosen.
+COLUMN_LIMITS = {
+    "method": 8,
+    "path": PATH_MAX,
+    "operation": 64,
+    "error": 40,
+    "user_agent": USER_AGENT_MAX,
+    "request_id": 32,
+    "object_id": 40,
+}
+
+
+def column_text(value: str, limit: int) -> str:
+    """`value` as a text column takes it: at most `limit` characters, no NUL byte and no lone
+    surrogate (PostgreSQL refuses both, and a COPY refusing one row loses its whole batch)."""
+    value = value[:limit]
+    if not value.isascii():
+        value = value.encode("utf-8", "replace").decode("utf-8")
+    return value.replace("\x00", "")
+
+
+def entry_for_columns(entry: "RequestEntry") -> "RequestEntry":
+    """The entry with every text field as its column takes it (the last guard before a batch
+    is written, whichever way the entry came: the buffer or Redis)."""
+    text = {name: column_text(str(getattr(entry, name)), n) for name, n in COLUMN_LIMITS.items()}
+    return entry._replace(**text)  # type: ignore[arg-type]  # the text fields only
 
 
 def count_field(entry: CountEntry) -> str:

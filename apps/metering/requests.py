@@ -35,11 +35,13 @@ from .pending import (
     redis_unsettled_answer,
 )
 from .records import (
+    COLUMN_LIMITS,
     OPERATION_MAX,
     PATH_MAX,
     REFUSAL_STATUSES,
     USER_AGENT_MAX,
     RequestEntry,
+    column_text,
     count_field,
     entry_fields,
     hour_now,
@@ -154,7 +156,7 @@ def _limiter_note(
 def _counted_as(facts: RequestFacts) -> str:
     """The operation a request is counted under: usage keeps the doors apart by name
     (`mcp:get_workspace`), the request log by its door column."""
-    operation = _text(facts.operation or "other", OPERATION_MAX)
+    operation = column_text(facts.operation or "other", OPERATION_MAX)
     return f"mcp:{operation}" if facts.door == "mcp" and operation != "mcp" else operation
 
 
@@ -211,17 +213,12 @@ def _log(request: HttpRequest, facts: RequestFacts, status: int, error: str) -> 
     add(update)
 
 
-def _text(value: str, limit: int) -> str:
-    """A value as its column takes it: at most `limit` characters and no NUL byte (which
-    PostgreSQL's text refuses, failing the whole batch it is written in)."""
-    return value[:limit].replace("\x00", "")
-
-
 def _completion(facts: RequestFacts, status: int, error: str) -> list[object]:
     """What the answer adds to an entry pushed as the request began."""
     duration = round((time.perf_counter() - facts.started) * 1000, 2)
-    operation = _text(facts.operation or "other", OPERATION_MAX)
-    return [facts.request_id, status, error, duration, operation, facts.object_id]
+    operation = column_text(facts.operation or "other", OPERATION_MAX)
+    object_id = column_text(facts.object_id, COLUMN_LIMITS["object_id"])
+    return [facts.request_id, status, error, duration, operation, object_id]
 
 
 def _entry(request: HttpRequest, facts: RequestFacts, status: int, error: str) -> RequestEntry:
@@ -232,14 +229,14 @@ def _entry(request: HttpRequest, facts: RequestFacts, status: int, error: str) -
         facts.key_id,
         facts.door,
         str(request.method),
-        _text(request.path, PATH_MAX),
-        _text(facts.operation or "other", OPERATION_MAX),
+        column_text(request.path, PATH_MAX),
+        column_text(facts.operation or "other", OPERATION_MAX),
         status,
         error,
         None if status == 0 else round((time.perf_counter() - facts.started) * 1000, 2),
         facts.client_ip,
-        _text(request.META.get("HTTP_USER_AGENT", ""), USER_AGENT_MAX),
-        facts.object_id,
+        column_text(request.META.get("HTTP_USER_AGENT", ""), USER_AGENT_MAX),
+        column_text(facts.object_id, COLUMN_LIMITS["object_id"]),
     )
 
 

@@ -10,7 +10,12 @@ from django.db import IntegrityError, connection, transaction
 
 from apps.api_keys.models import ApiKey
 from apps.metering.buffer import Gathered
-from apps.metering.records import REQUEST_LOG_COLUMNS, RequestEntry, entry_of_fields
+from apps.metering.records import (
+    REQUEST_LOG_COLUMNS,
+    RequestEntry,
+    entry_for_columns,
+    entry_of_fields,
+)
 
 from .models import RequestLogEntry
 from .partitions import partitions_ensure, partitions_forget
@@ -26,7 +31,7 @@ def entries_write(entries: Iterable[RequestEntry]) -> int:
             "pk", "workspace_id"
         )
     )
-    rows = [entry for entry in entries if entry.key_id in workspaces]
+    rows = [entry_for_columns(entry) for entry in entries if entry.key_id in workspaces]
     if not rows:
         return 0
     days = {entry.at.astimezone(UTC).date() for entry in rows}
