@@ -50,6 +50,8 @@ def _fields_checked(body: dict[str, Any]) -> dict[str, Any]:
         value = known.get(name, [])
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise InvalidClientMetadataError(f"{name} must be a list of strings.")
+        if not all(v.isprintable() for v in value):
+            raise InvalidClientMetadataError(f"{name} must list printable text only.")
         if len(value) > REGISTRATION_LIST_MAX or any(
             len(v) > REGISTRATION_STRING_MAX for v in value
         ):
@@ -60,6 +62,8 @@ def _fields_checked(body: dict[str, Any]) -> dict[str, Any]:
     for name in REGISTRATION_STRINGS:
         if not isinstance(known.get(name, ""), str):
             raise InvalidClientMetadataError(f"{name} must be a string.")
+        if not known.get(name, "").isprintable():  # a NUL, a line break, a lone surrogate
+            raise InvalidClientMetadataError(f"{name} must be printable text.")
         if len(known.get(name, "")) > REGISTRATION_STRING_MAX:
             raise InvalidClientMetadataError(
                 f"{name} must be at most {REGISTRATION_STRING_MAX} characters."

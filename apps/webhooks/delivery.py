@@ -130,7 +130,9 @@ def _send(
             ) as response,
         ):
             attempt.response_status = response.status_code
-            attempt.response_body = _first_bytes(response).decode("utf-8", "replace")
+            # A receiver's bytes as text PostgreSQL keeps: a NUL in them failed the write.
+            body = _first_bytes(response).decode("utf-8", "replace").replace("\x00", "\ufffd")
+            attempt.response_body = body
         attempt.succeeded = 200 <= response.status_code < 300
         if 300 <= response.status_code < 400:
             attempt.error = "Redirects are not followed: answer 2xx at this URL."

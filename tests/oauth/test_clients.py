@@ -125,6 +125,19 @@ def test_registration_makes_a_public_client_without_a_secret(client):
             "invalid_client_metadata",
         ),
         (b'{"redirect_uris": ["http://a.example/cb"]}', "invalid_redirect_uri"),
+        # Text PostgreSQL refuses (a 500 there) and control characters: refused by name.
+        (
+            b'{"redirect_uris": ["https://a.example/cb"], "client_uri": "https://a.example/\\u0000"}',
+            "invalid_client_metadata",
+        ),
+        (
+            b'{"redirect_uris": ["https://a.example/cb"], "software_id": "\\ud800"}',
+            "invalid_client_metadata",
+        ),
+        (
+            b'{"redirect_uris": ["https://a.example/cb"], "contacts": ["a@example.com\\n"]}',
+            "invalid_client_metadata",
+        ),
     ],
 )
 def test_bad_registrations_are_refused_with_rfc7591_errors(client, body, error):

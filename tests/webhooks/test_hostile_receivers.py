@@ -95,6 +95,21 @@ def test_of_an_answer_of_megabytes_only_the_first_2_kb_are_read():
     assert attempt.succeeded and attempt.response_body == "y" * 2048
 
 
+def test_an_answer_with_a_nul_byte_is_recorded_as_delivered():
+    """PostgreSQL's text refuses NUL: the attempt's write failed and the delivery stayed
+    pending, its task failed."""
+
+    def nul(out) -> None:
+        out.write(b"ok\x00nul \xff")
+
+    with answering(nul) as url:
+        ping(url)
+        run_tasks()
+    attempt = WebhookAttempt.objects.get()
+    assert attempt.succeeded and attempt.response_body == "ok\ufffdnul \ufffd"
+    assert WebhookDelivery.objects.get().status == "delivered"
+
+
 @pytest.mark.parametrize(
     "url",
     ["https://example.com:abc/hook", "https://xn--zz.com/hook", "https://[::1", "https://[zz]/"],
