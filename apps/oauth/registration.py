@@ -62,7 +62,8 @@ def _fields_checked(body: dict[str, Any]) -> dict[str, Any]:
     for name in REGISTRATION_STRINGS:
         if not isinstance(known.get(name, ""), str):
             raise InvalidClientMetadataError(f"{name} must be a string.")
-        if not known.get(name, "").isprintable():  # a NUL, a line break, a lone surrogate
+        # A NUL, a line break, a lone surrogate (the name is cleaned below, saying which).
+        if name != "client_name" and not known.get(name, "").isprintable():
             raise InvalidClientMetadataError(f"{name} must be printable text.")
         if len(known.get(name, "")) > REGISTRATION_STRING_MAX:
             raise InvalidClientMetadataError(

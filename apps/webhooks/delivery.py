@@ -130,9 +130,7 @@ def _send(
             ) as response,
         ):
             attempt.response_status = response.status_code
-            # A receiver's bytes as text PostgreSQL keeps: a NUL in them failed the write.
-            body = _first_bytes(response).decode("utf-8", "replace").replace("\x00", "\ufffd")
-            attempt.response_body = body
+            attempt.response_body = _first_bytes(response).decode("utf-8", "replace")
         attempt.succeeded = 200 <= response.status_code < 300
         if 300 <= response.status_code < 400:
             attempt.error = "Redirects are not followed: answer 2xx at this URL."
@@ -159,13 +157,13 @@ def _send(
 
 
 def _first_bytes(response: httpx.Response) -> bytes:
-    """The first 2 KB of the answer; the rest is never read (the connection is dropped)."""
+    """The answer's first 2 KB (never the rest), a NUL made U+FFFD: PostgreSQL keeps no NUL."""
     kept = b""
     for chunk in response.iter_raw(BODY_KEPT):
         kept += chunk
         if len(kept) >= BODY_KEPT:
             break
-    return kept[:BODY_KEPT]
+    return kept[:BODY_KEPT].replace(b"\x00", b"\xff")
 
 
 def _record(
