@@ -139,14 +139,12 @@ class Command(BaseCommand):
         reloading = parsed["reload"] and not parsed["batch"]
         in_child = os.environ.get(DJANGO_AUTORELOAD_ENV) == "true"
         stop = threading.Event()
+        beating = threading.Thread(
+            target=keep_alive, args=(stop, worker.worker_id), name="worker-heartbeat", daemon=True
+        )
         if not reloading or in_child:  # the reloader's parent process runs no tasks
             process_started("worker")  # its metrics, in PROMETHEUS_MULTIPROC_DIR when set
-            threading.Thread(
-                target=keep_alive,
-                args=(stop, worker.worker_id),
-                name="worker-heartbeat",
-                daemon=True,
-            ).start()
+            beating.start()
         try:
             if reloading:
                 if in_child:
@@ -157,8 +155,12 @@ class Command(BaseCommand):
                 worker.run()
         finally:
             stop.set()
-            try:
-                worker_stopped(worker.worker_id)
-            except DatabaseError:
-                pass  # the lease runs out instead
+            if beating.is_alive():  # a beat under way would write the row again after the goodbye
+                beating.join(timeout=10)
+            for _ in range(2):  # a connection the database dropped: once more on a new one
+                try:
+                    worker_stopped(worker.worker_id)
+                    break
+                except DatabaseError:
+                    connections.close_all()  # then the lease runs out instead
             process_dead(os.getpid())
