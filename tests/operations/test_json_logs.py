@@ -58,6 +58,9 @@ def test_gunicorn_and_django_write_json_lines_without_secrets(tmp_path):
     }
     env |= {"SECURE_SSL_REDIRECT": "false", "ALLOWED_HOSTS": "127.0.0.1"}
     secret = migrated_with_a_key(env)
+    # Its own folder: collecting into the checkout's would rewrite files that another test
+    # process's server is reading at that moment.
+    env["STATIC_ROOT"] = str(tmp_path / "static")
     manage(env, "collectstatic", "--noinput")
     log = tmp_path / "server.log"
     args = ("--access-logfile", "-", "--error-logfile", "-", "--log-level", "info")
