@@ -20,7 +20,7 @@ from apps.api.operations import Call, NotFound, Operation
 from apps.api.views import not_found
 from apps.api_keys.auth import api_key_authorize, api_key_from_request, rate_limit_headers
 from apps.audit.services import Actor
-from apps.common.retry import RETRY_AFTER_SECONDS, connection_lost
+from apps.common.retry import RETRY_AFTER_SECONDS, retryable, transaction_conflict
 from apps.common.validation import InvalidInput
 from apps.leaks.reports import ReportRefused, leak_report_handle
 from apps.metering.facts import request_facts
@@ -70,9 +70,10 @@ def http_handler(op: Operation) -> Callable[..., HttpResponse]:
         except DatabaseError as error:
             # Dropped in a step before the operation (the key's lookup, its holder's role): a
             # read, nothing written; the operation itself retries (apps/api/operations.py).
-            if not connection_lost(error):
+            if not retryable(error):
                 raise
-            connection.close()
+            if not transaction_conflict(error):
+                connection.close()
             response = api_error("unavailable", Retry_After=str(RETRY_AFTER_SECONDS))
         return rate_limit_headers(request, response)
 

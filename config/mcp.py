@@ -36,7 +36,7 @@ from apps.api_keys.auth import (
 )
 from apps.api_keys.models import ApiKey
 from apps.audit.services import Actor
-from apps.common.retry import connection_lost
+from apps.common.retry import retryable, transaction_conflict
 from apps.common.validation import InvalidInput
 from apps.mcp.checks import jsonrpc_message, origin_allowed, single_exchange_version
 from apps.mcp.runtime import (
@@ -115,9 +115,10 @@ def tool_call(
     except NotFound as error:
         return _tool_error("not-found", error.message, facts)
     except DatabaseError as error:
-        if not connection_lost(error):
+        if not retryable(error):
             raise
-        connection.close()  # a read whose connection dropped, or a step before the operation
+        if not transaction_conflict(error):
+            connection.close()  # a read whose connection dropped, or a step before the operation
         return _tool_error(
             "unavailable", "The database is briefly unreachable; try again in a few seconds.", facts
         )

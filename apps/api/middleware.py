@@ -19,7 +19,12 @@ import time
 from collections.abc import Callable
 
 from django.conf import settings
-from django.core.exceptions import DisallowedHost
+from django.core.exceptions import (
+    DisallowedHost,
+    RequestDataTooBig,
+    SuspiciousOperation,
+    TooManyFieldsSent,
+)
 from django.db import connection
 from django.http import HttpRequest, HttpResponse
 from django.urls import Resolver404, ResolverMatch, get_resolver
@@ -67,15 +72,41 @@ def register_machine_paths(error: MachineError, *paths: str) -> None:
         _machine_paths[machine_path] = error
 
 
-def _machine_answer(request: HttpRequest, error: MachineError) -> HttpResponse:
+def refused_as_suspicious(request: HttpRequest) -> str | None:
+    """Why Django would refuse the request before any view (a Host this server does not serve,
+    a query string of more fields than DATA_UPLOAD_MAX_NUMBER_FIELDS), or None. Asked first at
+    every door, so such a request is a 400, never a 500 (issue 49)."""
     try:
-        request.get_host()
+        request.get_host()  # ALLOWED_HOSTS, as CommonMiddleware would check it
     except DisallowedHost:
-        return error("The Host header names a host this server does not serve.", 400)
+        return "The Host header names a host this server does not serve."
+    try:
+        request.GET  # noqa: B018 - parsed here, where its refusal can be answered
+    except SuspiciousOperation as refused:
+        return _suspicious_message(refused)
+    return None
+
+
+def _suspicious_message(refused: SuspiciousOperation) -> str:
+    if isinstance(refused, TooManyFieldsSent):
+        return (
+            "The request has too many fields; at most "
+            f"{settings.DATA_UPLOAD_MAX_NUMBER_FIELDS} are taken."
+        )
+    if isinstance(refused, RequestDataTooBig):
+        return "The request body is larger than this server takes."
+    return "The request is not one this server takes."
+
+
+def _machine_answer(request: HttpRequest, error: MachineError) -> HttpResponse:
+    if refusal := refused_as_suspicious(request):
+        return error(refusal, 400)
     try:
         match = _resolve(request.path_info, settings.ROOT_URLCONF)
         request.resolver_match = match
         response = match.func(request, *match.args, **match.kwargs)
+    except SuspiciousOperation as refused:
+        response = error(_suspicious_message(refused), 400)
     except Exception:
         logger.exception("Unhandled error on %s %s", request.method, request.path)
         response = error("The server met an unexpected error.", 500)
@@ -85,12 +116,8 @@ def _machine_answer(request: HttpRequest, error: MachineError) -> HttpResponse:
 
 
 def _answer(request: HttpRequest) -> HttpResponse:
-    try:
-        request.get_host()  # ALLOWED_HOSTS, as CommonMiddleware would check it
-    except DisallowedHost:
-        return api_error(
-            "invalid-input", "The Host header names a host this server does not serve."
-        )
+    if refusal := refused_as_suspicious(request):
+        return api_error("invalid-input", refusal)
     if settings.SECURE_SSL_REDIRECT and not request.is_secure():
         # A redirect would come too late: the key has already crossed the network in clear.
         return api_error("https-required")
@@ -129,6 +156,10 @@ class api_front_door:  # noqa: N801 - named like a function middleware, which it
             facts.door = "mcp"
         try:
             response = _answer(request)
+        except RequestDataTooBig:
+            response = api_error("payload-too-large")
+        except SuspiciousOperation as refused:  # a form body of too many fields, say
+            response = api_error("invalid-input", _suspicious_message(refused))
         except Exception:
             # The request itself is not logged: its headers carry the caller's secret.
             logger.exception(

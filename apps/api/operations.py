@@ -40,6 +40,13 @@ class Needs:
     roles: tuple[str, ...] = ()
     creates: str | None = None
 
+    @property
+    def manages_keys(self) -> bool:
+        """Whether the operation manages keys (mints, rolls, narrows, revokes, approves, hands
+        over, or changes policies, service accounts or streams): what `keys:write` opens, and
+        what an old secret in its grace may never do (docs/product.md §2)."""
+        return self.scope == "keys:write"
+
 
 @dataclass(frozen=True)
 class Param:

@@ -25,6 +25,12 @@ from .verification import (
     api_key_note_use,
 )
 
+OLD_SECRET_REFUSED = (
+    "This is the key's old secret, still accepted during its grace period: it serves its "
+    "integration only (reading and calling operations), never managing keys. Use the key's "
+    "current secret for this."
+)
+
 
 def bearer_credential(request: HttpRequest) -> str | None:
     """The credential of an `Authorization: Bearer <credential>` header, or None.
@@ -165,6 +171,8 @@ def key_may(key: ApiKey, needs: Needs) -> bool:
     """Whether the key's kind and scopes allow the operation (roles are checked on the call)."""
     if key.kind == ApiKey.Kind.MEMBER and not needs.members:
         return False
+    if key.called_with_previous_secret and needs.manages_keys:
+        return False
     scopes = needed_scopes(needs)
     return not scopes or bool(set(scopes) & set(key.scopes))
 
@@ -190,6 +198,10 @@ def api_key_authorize(key: ApiKey, needs: Needs) -> None:
         )
     if scopes and not set(scopes) & set(key.scopes):
         raise insufficient_scope(scopes)
+    if key.called_with_previous_secret and needs.manages_keys:
+        # A roll's or hand-over's old secret is with whoever had it before: it may keep the
+        # integration running, never take the key (a roll) or make others (docs/product.md §2).
+        raise insufficient_scope(scopes, OLD_SECRET_REFUSED)
     if needs.creates is not None and key.chosen(needs.creates) is not None:
         raise insufficient_scope(
             scopes,

@@ -50,7 +50,7 @@ def register_choosable(group: ChoosableGroup) -> None:
 def _forget_deleted(group: str, workspace_id: UUID, object_id: int) -> None:
     field = RESTRICTED_FIELD[group]
     with transaction.atomic():
-        keys = ApiKey.objects.select_for_update().filter(
+        keys = ApiKey.objects.select_for_update(no_key=True).filter(
             workspace_id=workspace_id, **{f"{field}__isnull": False}
         )
         for key in keys.only("pk", field):

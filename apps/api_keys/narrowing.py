@@ -33,7 +33,9 @@ def api_key_narrow(
     """
     with transaction.atomic():
         locked = (
-            ApiKey.objects.select_for_update().select_related("workspace", "user").get(pk=key.pk)
+            ApiKey.objects.select_for_update(of=("self",), no_key=True)
+            .select_related("workspace", "user")
+            .get(pk=key.pk)
         )
         kept = locked.scopes if scopes is None else clean_scopes(scopes, kind=locked.kind)
         added = set(kept) - set(locked.scopes)

@@ -34,7 +34,7 @@ def key_holder_problem(user: User, workspace: Workspace, kind: str) -> str | Non
         user=user, workspace=workspace
     )
     if transaction.get_connection().in_atomic_block:
-        memberships = memberships.select_for_update(of=("self",))
+        memberships = memberships.select_for_update(of=("self",), no_key=True)
     # `kind` is an ApiKey.Kind value, spelled out: the model imports this module.
     return place_problem(user, workspace, memberships.first(), staff=kind != "member")
 

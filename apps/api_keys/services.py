@@ -152,7 +152,9 @@ def api_key_roll(*, key: ApiKey, grace: timedelta, actor: Actor) -> CreatedApiKe
     secret = tokens.generate_secret("member" if key.kind == ApiKey.Kind.MEMBER else "workspace")
     with transaction.atomic():
         locked = (
-            ApiKey.objects.select_for_update().select_related("workspace", "user").get(pk=key.pk)
+            ApiKey.objects.select_for_update(of=("self",), no_key=True)
+            .select_related("workspace", "user")
+            .get(pk=key.pk)
         )
         if actor.user is None or (
             actor.user.pk != locked.user_id and not owner_of_service_key(actor.user, locked)
@@ -231,7 +233,11 @@ def api_key_update_details(*, key: ApiKey, name: Any, description: Any, actor: A
     name = clean_text(name, "name", max_length=100)
     description = clean_description(description)
     with transaction.atomic():
-        locked = ApiKey.objects.select_for_update().select_related("workspace").get(pk=key.pk)
+        locked = (
+            ApiKey.objects.select_for_update(of=("self",), no_key=True)
+            .select_related("workspace")
+            .get(pk=key.pk)
+        )
         changes = {
             field: (getattr(locked, field), value)
             for field, value in (("name", name), ("description", description))

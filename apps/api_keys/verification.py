@@ -1,12 +1,14 @@
 """Verifying a presented secret on every request, and the stamps a request leaves: the key's
 last use, the scopes it exercised and the chosen objects it reached (each written at most once
-a minute, by the usage flush rather than the request: apps/metering/buffer.py)."""
+a minute, by the usage flush rather than the request: apps/metering/buffer.py). Where idle keys
+are revoked, a stamp an hour old or more is written by the request itself, before its answer."""
 
+import logging
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -18,6 +20,8 @@ from .audit_actions import KEY_FIRST_USED
 from .batch_stamps import merge_stamps, stamp_last_uses
 from .lookup import api_key_with_holder
 from .models import ApiKey
+
+logger = logging.getLogger("apps.api_keys")
 
 
 class KeyRejected(Exception):
@@ -122,11 +126,38 @@ def api_key_note_use(
     if not (stamp_due or previous_due):
         return
     address = ip() if callable(ip) else ip
+    if stamp_due and _idleness_watched(key, now) and _record_use_now(key, address, now):
+        return
 
     def update(gathered: Gathered) -> None:
         gathered.last_use[key.pk] = (now, address, previous, key.last_used_at is None)
 
     add(update)
+
+
+# A stamp this stale is written by the request itself where idle keys are revoked: the sweep
+# runs in another process and cannot see this one's buffer (issue 49).
+IDLE_STAMP_WRITTEN_AT_ONCE = timedelta(hours=1)
+
+
+def _idleness_watched(key: ApiKey, now: datetime) -> bool:
+    """Whether the key's workspace revokes idle keys and the key's stamp is old enough for the
+    sweep to matter (never used, or not for an hour): once an hour at most, a busy key never."""
+    if key.workspace.key_idle_days is None:
+        return False
+    return key.last_used_at is None or now - key.last_used_at >= IDLE_STAMP_WRITTEN_AT_ONCE
+
+
+def _record_use_now(key: ApiKey, address: str | None, now: datetime) -> bool:
+    """Stamp the use before the answer; False (leave it to the flush) if the database refuses."""
+    try:
+        api_key_record_use(key, ip=address, now=now)
+    except DatabaseError:
+        logger.warning("Key %s: its last use could not be written now; the flush will", key.pk)
+        if not transaction.get_connection().is_usable():
+            transaction.get_connection().close()
+        return False
+    return True
 
 
 def api_key_write_use(gathered: Gathered) -> None:

@@ -4,7 +4,7 @@ event: no event streamed without its change, no change without its event.
 Events are numbered per stream in commit order: the number is taken by an UPDATE of the
 stream's row, whose lock is held until the transaction ends, so a transaction that commits
 later always takes a higher number (and one that rolls back leaves a gap nobody waits for).
-The cost to the change is two statements when its workspace has streams (one when it has
+The cost to the change is three statements when its workspace has streams (one when it has
 none), and concurrent audited changes of one workspace commit one after the other."""
 
 from typing import TYPE_CHECKING
@@ -47,7 +47,16 @@ def stream_enqueue(
     change."""
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("stream_enqueue must run inside the transaction of its change")
-    ids = sorted(stream_ids)  # one lock order for everyone: no deadlock between two of these
+    ids = sorted(stream_ids)
+    # The rows are locked in the order of their ids first (an UPDATE of several rows locks them
+    # in whatever order its scan meets them): two transactions numbering events of the same
+    # streams wait for one another, never each for the other.
+    list(
+        AuditStream.objects.select_for_update(no_key=True)
+        .filter(pk__in=ids)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
     AuditStream.objects.filter(pk__in=ids).update(next_seq=F("next_seq") + 1)
     numbers = AuditStream.objects.filter(pk__in=ids).values_list("pk", "next_seq")
     at = event.created_at if event is not None else timezone.now()

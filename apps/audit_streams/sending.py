@@ -123,7 +123,7 @@ def _connect(host: str, port: int) -> socket.socket:
         raise SendFailed(f"Cannot resolve {host}: {exc}") from None
     address = str(found[0][4][0])
     if not address_allowed(ipaddress.ip_address(address)):
-        raise SendFailed(f"{host} resolves to a private address ({address}).")
+        raise SendFailed(f"{host} resolves to a private or reserved address.")  # not which one
     try:
         return socket.create_connection((address, port), timeout=TIMEOUT_SECONDS)
     except OSError as exc:

@@ -15,7 +15,9 @@ from .retry import (
     Unavailable,
     commits_watched,
     connection_lost,
+    retryable,
     run_retried,
+    transaction_conflict,
 )
 
 # Only the app's own scripts and styles: no inline script or style, no eval, nothing from
@@ -73,11 +75,12 @@ def database_retry(
         request.database_view = (view, args, kwargs, _kept(request))  # type: ignore[attr-defined]
 
     def process_exception(request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        if not connection_lost(exception):
+        if not retryable(exception):
             return None
         connection = connections[DEFAULT_DB_ALIAS]
         nested = connection.in_atomic_block
-        connection.close()  # the next query opens a fresh one
+        if not transaction_conflict(exception):
+            connection.close()  # the next query opens a fresh one
         sent = getattr(request, "database_commit_sent", [True])
         again = getattr(request, "database_view", None)
         if sent[0] or nested or again is None:

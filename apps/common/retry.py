@@ -2,7 +2,10 @@
 backend): whatever ran before the COMMIT is run again, once, on a fresh connection; a second
 drop, or one after a COMMIT was sent (its outcome unknown), is `Unavailable`, which the API
 answers 503 `unavailable` and the dashboard with a page saying to try again, both with
-Retry-After. Never a 500 (issue 42; docs/operations.md, "What each part's failure costs")."""
+Retry-After. Never a 500 (issue 42; docs/operations.md, "What each part's failure costs").
+
+A deadlock or a serialization failure (40P01, 40001) is the same to a caller: PostgreSQL rolled
+the transaction back whole, so it is run again once, then `Unavailable` (issue 49)."""
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -24,6 +27,9 @@ RETRY_AFTER_SECONDS = 2
 # The SQLSTATEs of a connection that went away: class 08 (connection exception), and a backend
 # terminated or shutting down (57P01 admin shutdown, 57P02 crash shutdown, 57P03 cannot connect).
 GONE_STATES = ("08", "57P01", "57P02", "57P03")
+# A transaction PostgreSQL chose to roll back for another's sake: a deadlock, a serialization
+# failure. Nothing of it was written, even when it failed at its COMMIT.
+CONFLICT_STATES = ("40P01", "40001")
 # Statements that change nothing: outside a transaction, any other one commits as it runs.
 READS = ("SELECT", "SHOW", "EXPLAIN", "VALUES")
 
@@ -59,6 +65,19 @@ def connection_lost(error: BaseException, using: str = DEFAULT_DB_ALIAS) -> bool
     return not connections[using].is_usable()
 
 
+def transaction_conflict(error: BaseException) -> bool:
+    """Whether `error` is PostgreSQL rolling a transaction back for a deadlock or a
+    serialization failure: safe to run again from its start."""
+    if not isinstance(error, DatabaseError):
+        return False
+    return str(getattr(error.__cause__, "sqlstate", "") or "") in CONFLICT_STATES
+
+
+def retryable(error: BaseException, using: str = DEFAULT_DB_ALIAS) -> bool:
+    """A lost connection or a rolled-back conflict: what `run_retried` runs again."""
+    return transaction_conflict(error) or connection_lost(error, using)
+
+
 @contextmanager
 def commits_watched(connection: BaseDatabaseWrapper) -> Iterator[list[bool]]:
     """`[True]` once `connection` sent a COMMIT, or a write outside a transaction (which commits
@@ -68,8 +87,14 @@ def commits_watched(connection: BaseDatabaseWrapper) -> Iterator[list[bool]]:
     had = connection.__dict__.get("commit")  # a watch around this one
 
     def watched_commit() -> None:
+        before = sent[0]
         sent[0] = True
-        commit()
+        try:
+            commit()
+        except DatabaseError as error:
+            if transaction_conflict(error):
+                sent[0] = before  # refused at the COMMIT (a deferred check): nothing written
+            raise
 
     def statement(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
         if not connection.in_atomic_block and not sql.lstrip().upper().startswith(READS):
@@ -93,10 +118,10 @@ def run_retried(
     before_retry: Callable[[], object] = lambda: None,
     attempts: int = 2,
 ) -> T:
-    """`work()`; if the connection drops before anything was committed, `before_retry()` (reload
-    what the first run may have changed in memory) and `work()` once more on a fresh connection
-    (`attempts` in all). Raises Unavailable when the last fails too, or when the drop came after
-    a COMMIT was sent."""
+    """`work()`; if the connection drops before anything was committed, or PostgreSQL rolls the
+    work back for a deadlock or a serialization failure, `before_retry()` (reload what the first
+    run may have changed in memory) and `work()` once more (`attempts` in all). Raises
+    Unavailable when the last fails too, or when the drop came after a COMMIT was sent."""
     connection = connections[DEFAULT_DB_ALIAS]
     for attempt in range(1, attempts + 1):
         try:
@@ -105,10 +130,12 @@ def run_retried(
                     before_retry()
                 return work()
         except DatabaseError as error:
-            if not connection_lost(error):
+            conflict = transaction_conflict(error)
+            if not conflict and not connection_lost(error):
                 raise
             nested = connection.in_atomic_block  # a caller's transaction: not ours to run again
-            connection.close()  # the next query opens a fresh one
+            if not conflict:
+                connection.close()  # the next query opens a fresh one
             if sent[0] or nested or attempt == attempts:
                 raise Unavailable(str(error).strip()[:200], unsure=sent[0]) from error
     raise AssertionError("unreachable")  # the last attempt returns or raises

@@ -13,9 +13,10 @@ from django.utils import timezone
 from apps.api_keys.links import key_links
 from apps.api_keys.models import ApiKey, ApiKeyQuerySet, ApiKeyState
 from apps.api_keys.services import api_key_revoke
-from apps.api_keys.states import idle_condition
+from apps.api_keys.states import idle_condition, used_since
 from apps.audit.services import Actor, audit_record
 from apps.common.tasks import send_email
+from apps.metering.buffer import batches_move_all
 from apps.workspaces.models import Membership, Workspace
 
 from .audit_actions import KEY_IDLE_WARNING
@@ -53,19 +54,22 @@ def _live_keys(workspace: Workspace, now: datetime) -> ApiKeyQuerySet:
 
 
 def idle_keys_revoke(*, now: datetime | None = None) -> int:
-    """Revoke every active key idle past its workspace's `idleDays`; return how many."""
+    """Revoke every active key idle past its workspace's `idleDays`; return how many.
+
+    What waits in Redis is moved first, and each key is looked at again under its row's lock,
+    with the request log asked too: a key that answered a request after its cutoff is never
+    taken (a busy key's stamp is written before its answer once it is an hour old, so the row
+    cannot lag behind a request that matters here: apps/api_keys/verification.py)."""
     now = now or timezone.now()
+    batches_move_all()
     revoked = 0
     for workspace in Workspace.objects.filter(key_idle_days__isnull=False):
         days = workspace.key_idle_days or 0
         for key in _live_keys(workspace, now).filter(idle_condition(days, now)):
             if not _warned_a_week_ago(key, now):
                 continue  # a key idle when the policy came in is warned first, revoked after
-            with transaction.atomic():
-                before = key.revoked_at
-                api_key_revoke(key=key, actor=SCHEDULE, reason="idle")
-                if before is not None or key.revoked_at is None:
-                    continue
+            if not _revoke_if_still_idle(key, days, now):
+                continue
             revoked += 1
             _mail(
                 key,
@@ -77,6 +81,22 @@ def idle_keys_revoke(*, now: datetime | None = None) -> int:
     return revoked
 
 
+def _revoke_if_still_idle(key: ApiKey, days: int, now: datetime) -> bool:
+    """Revoke `key` if, under its row's lock, it is still idle `days` and no request of it was
+    logged since its cutoff; whether it was revoked now."""
+    with transaction.atomic():
+        still_idle = (
+            ApiKey.objects.select_for_update(of=("self",), no_key=True)
+            .filter(idle_condition(days, now), pk=key.pk, revoked_at__isnull=True)
+            .exists()
+        )
+        if not still_idle or used_since(key.pk, now - timedelta(days=days)):
+            return False
+        before = key.revoked_at
+        api_key_revoke(key=key, actor=SCHEDULE, reason="idle")
+        return before is None and key.revoked_at is not None
+
+
 def idle_keys_warn(*, now: datetime | None = None) -> int:
     """Warn once, 7 days ahead, of each key that will be revoked as idle; return how many."""
     now = now or timezone.now()
@@ -86,7 +106,9 @@ def idle_keys_warn(*, now: datetime | None = None) -> int:
         due = _live_keys(workspace, now).filter(idle_condition(days, now + WARNING_AHEAD))
         for key in due:
             since = idle_since(key)
-            revoked_at = since + timedelta(days=days)
+            # Never sooner than 7 days after the warning: a key already idle past its day when
+            # the policy came in is warned of a date a week ahead, not one gone by.
+            revoked_at = max(since + timedelta(days=days), now + WARNING_AHEAD)
             try:
                 with transaction.atomic():  # the claim, its audit event and webhook together
                     IdleWarning.objects.create(key=key, idle_since=since, sent_at=now)

@@ -99,7 +99,7 @@ def invitation_create(
     elif role not in STAFF_ROLES:
         raise InvalidInput("role", "The role must be owner or admin.")
     with transaction.atomic():
-        Workspace.objects.select_for_update().filter(pk=workspace.pk).first()
+        Workspace.objects.select_for_update(no_key=True).filter(pk=workspace.pk).first()
         if community is not None:
             if community.memberships.filter(user__email=email).exists():
                 raise InvalidInput("email", f"{email} is already a member of {community.name}.")
@@ -141,7 +141,7 @@ def _audit_data(invitation: Invitation, **extra: Any) -> dict[str, Any]:
 def invitation_resend(*, invitation: Invitation, actor: Actor, base_url: str) -> str:
     """A new link (the old one stops working) with a new expiry, e-mailed again."""
     with transaction.atomic():
-        current = Invitation.objects.select_for_update().get(pk=invitation.pk)
+        current = Invitation.objects.select_for_update(no_key=True).get(pk=invitation.pk)
         if current.state in (Invitation.State.ACCEPTED, Invitation.State.WITHDRAWN):
             raise InvalidInput("invitation", f"This invitation was {current.state}.")
         current.invited_by = actor.user or current.invited_by
@@ -160,7 +160,7 @@ def invitation_resend(*, invitation: Invitation, actor: Actor, base_url: str) ->
 def invitation_withdraw(*, invitation: Invitation, actor: Actor) -> None:
     """Cancel a pending (or expired) invitation: its link stops working."""
     with transaction.atomic():
-        current = Invitation.objects.select_for_update().get(pk=invitation.pk)
+        current = Invitation.objects.select_for_update(no_key=True).get(pk=invitation.pk)
         if current.state in (Invitation.State.ACCEPTED, Invitation.State.WITHDRAWN):
             raise InvalidInput("invitation", f"This invitation was already {current.state}.")
         current.withdrawn_at = timezone.now()
@@ -213,7 +213,7 @@ def invitation_accept(*, invitation: Invitation, user: User, ip: str | None) -> 
     a community keeps their role."""
     with transaction.atomic():
         current = (
-            Invitation.objects.select_for_update(of=("self",))
+            Invitation.objects.select_for_update(of=("self",), no_key=True)
             .select_related("workspace", "community")
             .get(pk=invitation.pk)
         )

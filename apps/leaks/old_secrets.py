@@ -23,7 +23,7 @@ def old_secret_grace_end(
     now = timezone.now()
     with transaction.atomic():
         successors = (
-            ApiKey.objects.select_for_update()
+            ApiKey.objects.select_for_update(of=("self",), no_key=True)
             .filter(previous_secret_hash=hash_secret(raw), previous_secret_expires_at__gt=now)
             .exclude(pk=named.pk)
         )

@@ -187,7 +187,7 @@ def _revoke_leaked(key: ApiKey, url: str, source: str) -> None:
     """Revoke a live key (active, or waiting for approval) and record why; a key revoked or
     denied already is left as it is: it can never work."""
     with transaction.atomic():
-        locked = ApiKey.objects.select_for_update().get(pk=key.pk)
+        locked = ApiKey.objects.select_for_update(no_key=True).get(pk=key.pk)
         if locked.revoked_at is not None or locked.denied_at is not None:
             return
         api_key_revoke(key=key, actor=REPORTER)

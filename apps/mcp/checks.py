@@ -34,6 +34,18 @@ def _jsonrpc_error(code: int, message: str) -> HttpResponse:
     return HttpResponse(json.dumps(body), status=400, content_type="application/json")
 
 
+def _text(value: Any) -> bool:
+    """Whether a string can be written back as UTF-8 (JSON's \\ud800 escapes decode to a lone
+    surrogate, which no reply could carry); any other value is taken as it is."""
+    if not isinstance(value, str):
+        return True
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def jsonrpc_message(body: bytes) -> dict[str, Any] | HttpResponse:
     """The body's one JSON-RPC 2.0 message (parsed here, once for the whole request), or a
     JSON-RPC error in plain words for a body that is not one.
@@ -57,10 +69,14 @@ def jsonrpc_message(body: bytes) -> dict[str, Any] | HttpResponse:
             return _jsonrpc_error(-32600, 'Invalid request: "method" must be a string.')
         if "id" in message and not isinstance(message["id"], (str, int)):
             return _jsonrpc_error(-32600, 'Invalid request: "id" must be a string or a number.')
+        if not _text(message.get("id")):
+            return _jsonrpc_error(-32600, 'Invalid request: "id" must be valid Unicode text.')
         if "params" in message and not isinstance(message["params"], dict):
             return _jsonrpc_error(-32600, 'Invalid request: "params" must be an object.')
         return message
     if "id" in message and ("result" in message or "error" in message):
+        if not _text(message["id"]):
+            return _jsonrpc_error(-32600, 'Invalid request: "id" must be valid Unicode text.')
         return message  # a response to the server (stateless: nothing awaits it)
     return _jsonrpc_error(
         -32600, 'Invalid request: a message needs a "method" (or is a response with an "id").'

@@ -9,6 +9,8 @@ instrumentation is our own, a few lines on Django's and redis-py's hooks: the co
 one the MCP SDK brings.
 """
 
+import functools
+import re
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -58,11 +60,15 @@ def traced(application: Callable[..., Iterable[bytes]]) -> Callable[..., Iterabl
             k[5:].replace("_", "-").lower(): v for k, v in environ.items() if k[:5] == "HTTP_"
         }
         method, path = environ.get("REQUEST_METHOD", "GET"), environ.get("PATH_INFO", "/")
+        route = http_route(path)
         with _tracer.start_as_current_span(
-            method, context=propagate.extract(carrier), kind=SpanKind.SERVER
+            f"{method} {route}" if route else method,
+            context=propagate.extract(carrier),
+            kind=SpanKind.SERVER,
         ) as span:
             span.set_attribute("http.request.method", method)
-            span.set_attribute("url.path", path)
+            if route:
+                span.set_attribute("http.route", route)
 
             def answered(status: str, headers: list[tuple[str, str]], *rest: Any) -> Any:
                 code = int(status.split(" ", 1)[0])
@@ -82,6 +88,30 @@ def traced(application: Callable[..., Iterable[bytes]]) -> Callable[..., Iterabl
                     result.close()  # Django's request_finished: connections given back
 
     return wsgi
+
+
+@functools.lru_cache(maxsize=1024)
+def _route_of(path: str) -> str | None:
+    from django.urls import Resolver404, resolve
+
+    try:
+        match = resolve(path)
+    except Resolver404:
+        return None
+    route = _CONVERTER.sub(r"{\1}", match.route)
+    return "/" + route.lstrip("^").rstrip("$")
+
+
+_CONVERTER = re.compile(r"<(?:\w+:)?(\w+)>")
+
+
+def http_route(path: str) -> str | None:
+    """The route template a path matched (`/api/v1/keys/{key_id}`), or None for a path no
+    route takes. A span never carries the path itself: a key pasted into a URL would reach
+    the traces whole (issue 49)."""
+    if len(path) > 2000:
+        return None
+    return _route_of(path)
 
 
 def _hook_database() -> None:

@@ -24,9 +24,9 @@ def _networks(allowed: tuple[str, ...]) -> list[ipaddress.IPv4Network | ipaddres
 def metrics_allowed(request: HttpRequest) -> bool:
     """From METRICS_ALLOWED_NETWORKS, or with `Authorization: Bearer <METRICS_TOKEN>`."""
     token = settings.METRICS_TOKEN
-    header = request.headers.get("Authorization", "")
-    if token and header.startswith("Bearer "):
-        return hmac.compare_digest(header[7:].strip().encode(), token.encode())
+    scheme, _, credential = request.headers.get("Authorization", "").strip().partition(" ")
+    if token and scheme.lower() == "bearer":  # RFC 9110 §11.1: the scheme is case-insensitive
+        return hmac.compare_digest(credential.strip().encode(), token.encode())
     address = client_ip(request)
     if address is None:
         return False

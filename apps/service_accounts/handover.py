@@ -22,7 +22,7 @@ from apps.common.validation import InvalidInput
 from apps.workspaces.models import ServiceAccount, Workspace
 
 from .audit_actions import KEY_HANDED_OVER
-from .services import service_account_key_create
+from .services import refuse_unless_owner, service_account_key_create
 
 # How long the old secret may keep working as the new key: none by default.
 HANDOVER_GRACE_PERIODS: dict[str, timedelta] = {
@@ -56,9 +56,19 @@ def key_hand_over(
         raise InvalidInput(
             "key", "Only a person's own workspace key can be handed over (not a CLI or app key)."
         )
+    refuse_unless_owner(key.workspace, actor.user)
+    if actor.user is not None and actor.user.pk == key.user_id:
+        raise InvalidInput(
+            "key",
+            "Your own key is not handed over: roll it, or make a key of the service account.",
+        )
     now = timezone.now()
     with transaction.atomic():
-        old = ApiKey.objects.select_for_update().select_related("workspace", "user").get(pk=key.pk)
+        old = (
+            ApiKey.objects.select_for_update(of=("self",), no_key=True)
+            .select_related("workspace", "user")
+            .get(pk=key.pk)
+        )
         if old.state_at(now) != ApiKeyState.ACTIVE:
             raise InvalidInput(
                 "key", f"Only an active key can be handed over; this one is {old.state_at(now)}."

@@ -40,7 +40,7 @@ def _description(value: Any) -> str:
     return clean_description(value)
 
 
-def _refuse_unless_owner(workspace: Workspace, user: User | None) -> None:
+def refuse_unless_owner(workspace: Workspace, user: User | None) -> None:
     is_owner = (
         user is not None
         and Membership.objects.filter(
@@ -91,7 +91,7 @@ def service_account_create(
     """Make a service account of `workspace`, an admin there; only an owner may (as `actor`)."""
     name = clean_text(name, "name", max_length=100)
     description = _description(description)
-    _refuse_unless_owner(workspace, actor.user)
+    refuse_unless_owner(workspace, actor.user)
     with transaction.atomic():
         user = User.objects.create_user(
             f"svc-{secrets.token_hex(6)}@{ADDRESS_DOMAIN}",
@@ -132,9 +132,9 @@ def service_account_update(
     if unknown:
         raise InvalidInput(unknown[0], f"{unknown[0]} is not a known field.")
     cleaned = {field: cleaners[field](value) for field, value in changes.items()}
-    _refuse_unless_owner(account.workspace, actor.user)
+    refuse_unless_owner(account.workspace, actor.user)
     with transaction.atomic():
-        current = ServiceAccount.objects.select_for_update().get(pk=account.pk)
+        current = ServiceAccount.objects.select_for_update(no_key=True).get(pk=account.pk)
         changed = {f: v for f, v in cleaned.items() if getattr(current, f) != v}
         for field, value in changed.items():
             audit_record(
@@ -156,9 +156,9 @@ def service_account_delete(*, account: ServiceAccount, actor: Actor) -> int:
     """Delete a service account (owners): every key of it revoked in the same transaction,
     each audited and announced, and its place in the workspace gone. The record stays, marked
     deleted, so its keys' history still names it. Returns how many keys were revoked."""
-    _refuse_unless_owner(account.workspace, actor.user)
+    refuse_unless_owner(account.workspace, actor.user)
     with transaction.atomic():
-        current = ServiceAccount.objects.select_for_update().get(pk=account.pk)
+        current = ServiceAccount.objects.select_for_update(no_key=True).get(pk=account.pk)
         if current.deleted_at is not None:
             return 0
         keys = ApiKey.objects.filter(
@@ -195,7 +195,7 @@ def service_account_key_create(
     """A new key of `account`, made by an owner (`actor`), who receives its secret once. It is
     a workspace key capped by the admin role, and it never waits for approval: the owner who
     makes it is who would approve it."""
-    _refuse_unless_owner(account.workspace, actor.user)
+    refuse_unless_owner(account.workspace, actor.user)
     if account.deleted_at is not None:
         raise InvalidInput("serviceAccount", "This service account was deleted.")
     return api_key_create(

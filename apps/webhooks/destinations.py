@@ -112,7 +112,8 @@ class _GuardedBackend(httpcore.SyncBackend):
         allow = bool(getattr(settings, self.allow_private_setting))
         refused = [str(a) for a in addresses if not address_allowed(a, allow_private=allow)]
         if refused:
-            raise DestinationRefused(f"{host} resolves to a private address ({refused[0]})")
+            # The address itself is not told: an error shown to owners must not map the inside.
+            raise DestinationRefused(f"{host} resolves to a private or reserved address")
         # Connect to the address just checked, never to the name again.
         stream = super().connect_tcp(str(addresses[0]), port, _left(timeout), local_address, [])
         return _DeadlineStream(stream)

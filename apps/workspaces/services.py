@@ -31,7 +31,7 @@ def workspace_update(*, workspace: Workspace, changes: dict[str, Any], actor: Ac
     changes gets an audit event with its value before and after.
     """
     with transaction.atomic():
-        current = Workspace.objects.select_for_update().get(pk=workspace.pk)
+        current = Workspace.objects.select_for_update(no_key=True).get(pk=workspace.pk)
         changed = {f: v for f, v in changes.items() if getattr(current, f) != v}
         for field, value in changed.items():
             audit_record(
@@ -52,7 +52,7 @@ def _lock_owners(workspace: Workspace) -> int:
     leave a workspace without an owner."""
     return len(
         list(
-            Membership.objects.select_for_update().filter(
+            Membership.objects.select_for_update(no_key=True).filter(
                 workspace=workspace, role=Membership.Role.OWNER
             )
         )
@@ -65,7 +65,7 @@ def team_change_role(*, membership: Membership, role: str, actor: Actor) -> Memb
         raise InvalidInput("role", "The role must be owner or admin.")
     with transaction.atomic():
         owners = _lock_owners(membership.workspace)
-        current = Membership.objects.select_for_update().get(pk=membership.pk)
+        current = Membership.objects.select_for_update(no_key=True).get(pk=membership.pk)
         if current.role == role:
             return current
         if current.role == Membership.Role.OWNER and owners <= 1:
@@ -87,7 +87,7 @@ def team_remove(*, membership: Membership, actor: Actor) -> None:
     """Take a teammate off the workspace and revoke their keys in it; never the last owner."""
     with transaction.atomic():
         owners = _lock_owners(membership.workspace)
-        current = Membership.objects.select_for_update().get(pk=membership.pk)
+        current = Membership.objects.select_for_update(no_key=True).get(pk=membership.pk)
         if current.role == Membership.Role.OWNER and owners <= 1:
             raise InvalidInput("email", "The last owner cannot be removed.")
         revoke_keys_of_removed(

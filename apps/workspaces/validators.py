@@ -128,9 +128,7 @@ def clean_idle_days(value: Any, field: str = "idleDays") -> int | None:
     """The key policy's idle limit: null (off) or a whole number of days from 30 to 365."""
     if value is None:
         return None
-    if isinstance(value, float) and value.is_integer():  # JSON's 90.0 is 90
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int):
+    if isinstance(value, bool) or not isinstance(value, int):  # 30.0 too: the schema's integer
         raise InvalidInput(field, f"{field} must be a whole number of days or null.")
     if not IDLE_DAYS_MIN <= value <= IDLE_DAYS_MAX:
         raise InvalidInput(

@@ -46,6 +46,8 @@ def test_a_scraper_elsewhere_brings_the_token(client):
     wrong = client.get("/metrics", REMOTE_ADDR="203.0.113.9", HTTP_AUTHORIZATION="Bearer nope")
     assert wrong.status_code == 403
     scrape(client, REMOTE_ADDR="203.0.113.9", HTTP_AUTHORIZATION="Bearer s3cret-token")
+    scrape(client, REMOTE_ADDR="203.0.113.9", HTTP_AUTHORIZATION="bearer s3cret-token")
+    scrape(client, REMOTE_ADDR="203.0.113.9", HTTP_AUTHORIZATION="BEARER  s3cret-token")
 
 
 def test_api_requests_refusals_and_lookups_are_counted_without_the_key(client):

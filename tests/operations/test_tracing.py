@@ -73,3 +73,23 @@ def test_without_the_endpoint_nothing_of_opentelemetry_is_loaded():
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_span_names_the_route_never_the_path_so_a_key_pasted_into_a_url_stays_out(spans):
+    from apps.operations.tracing import traced
+
+    created = make_key()
+    application = traced(get_wsgi_application())
+    call(application, f"/api/v1/keys/{created.key.pk}", AUTHORIZATION=f"Bearer {created.secret}")
+    call(application, f"/api/v1/keys/{created.secret}")  # pasted where an id goes
+    call(application, f"/dashboard/{created.secret}/")
+    finished = spans.get_finished_spans()
+    servers = [s for s in finished if s.kind.name == "SERVER"]
+    assert len(servers) == 3
+    assert servers[0].attributes["http.route"] == "/api/v1/keys/{keyId}"
+    assert servers[0].name == "GET /api/v1/keys/{keyId}"
+    assert all("url.path" not in s.attributes for s in servers)
+    exported = "".join(s.to_json() for s in finished)
+    assert created.secret not in exported
+    assert created.secret[-12:] not in exported

@@ -175,6 +175,13 @@ def test_what_cannot_be_handed_over_is_refused(owner, admin, admins_key, account
         hand_over(owner, admins_key, account)
 
 
+def test_an_owner_cannot_hand_over_their_own_key(owner, account):
+    own = make_key(user=owner, scopes=["pages:read"], name="Mine")
+    with pytest.raises(InvalidInput, match="own key"):
+        key_hand_over(key=own.key, account=account, grace=HOUR, actor=Actor.of_user(owner))
+    assert ApiKey.objects.get(pk=own.key.pk).revoked_at is None
+
+
 def test_only_an_owner_hands_over(admin, admins_key, account):
     from django.core.exceptions import PermissionDenied
 

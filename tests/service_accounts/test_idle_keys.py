@@ -2,7 +2,7 @@
 revocation at the day; a key used in between survives; idleDays checked all-or-nothing."""
 
 import json
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 import time_machine
@@ -96,6 +96,36 @@ def test_a_key_idle_when_the_policy_comes_in_is_warned_before_it_goes(owner, wor
         assert ApiKey.objects.get(pk=made.key.pk).revoked_at is not None
 
 
+def test_a_warning_never_names_a_revocation_date_already_past(owner, workspace):
+    start = timezone.now()
+    make_key(user=owner)
+    with days_on(start, 100):
+        Workspace.objects.filter(pk=workspace.pk).update(key_idle_days=30)
+        idle_keys_job()
+        run_tasks()
+        [warning] = events("key.idle_warning")
+        named = datetime.fromisoformat(warning.data["revokedAt"])
+        assert named >= timezone.now() + timedelta(days=7) - timedelta(seconds=1)
+        [notice] = [m for m in mail.outbox if "will be revoked" in m.subject]
+        assert f"on {named:%Y-%m-%d}" in notice.body
+
+
+def test_a_key_that_answered_just_before_the_sweep_is_not_taken(client, owner, policy, settings):
+    # The stamp of a request is not flushed for an hour here: only the request's own write of
+    # an overdue stamp (or the request log) can tell the sweep, in its other process.
+    settings.USAGE_FLUSH_SECONDS = 3600
+    start = timezone.now()
+    made = make_key(user=owner)
+    with days_on(start, 24):
+        idle_keys_job()
+        assert len(events("key.idle_warning")) == 1
+    with days_on(start, 31):
+        assert client.get("/api/v1/workspace", **auth(made.secret)).status_code == 200
+        idle_keys_job()
+        assert ApiKey.objects.get(pk=made.key.pk).revoked_at is None
+        assert events("key.revoked") == []
+
+
 def test_a_service_account_s_key_warns_the_owners_and_sends_webhooks(owner, workspace, policy):
     endpoint_create(
         workspace,
@@ -121,7 +151,7 @@ def test_a_service_account_s_key_warns_the_owners_and_sends_webhooks(owner, work
     assert WebhookDelivery.objects.filter(event_type="key.idle_warning").count() == 1
 
 
-@pytest.mark.parametrize("bad", [29, 366, "90", True, 45.5])
+@pytest.mark.parametrize("bad", [29, 366, "90", True, 45.5, 30.0])
 def test_idle_days_is_checked_all_or_nothing(client, owner, workspace, bad):
     owners = make_key(user=owner, scopes=["keys:read", "keys:write"])
     answer = client.patch(

@@ -145,7 +145,9 @@ def test_in_production_a_name_resolving_to_a_private_address_is_never_connected(
             webhook_emit(workspace, "webhook.ping", {}, endpoints=[made.endpoint])
         run_tasks()
     attempt = WebhookAttempt.objects.get()
-    assert "resolves to a private address" in attempt.error and attempt.response_status is None
+    assert "resolves to a private or reserved address" in attempt.error
+    assert "127.0.0.1" not in attempt.error and "::1" not in attempt.error  # no DNS oracle
+    assert attempt.response_status is None
     assert hooks.received == []
 
 
