@@ -12,7 +12,7 @@ No instrument takes a key's id, name or hint as a label: a label value is a seri
 
 import os
 import re
-from functools import cache
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -85,10 +85,19 @@ class Instruments:
         )
 
 
-@cache
+_made: list[Instruments] = []
+_making = threading.Lock()
+
+
 def instruments() -> Instruments:
-    """This process's instruments, made on first use."""
-    return Instruments()
+    """This process's instruments, made on first use: once, however many threads ask at once
+    (a second set would be refused by the registry, and its request answered 500)."""
+    if _made:
+        return _made[0]
+    with _making:
+        if not _made:
+            _made.append(Instruments())
+    return _made[0]
 
 
 def status_class(status: int) -> str:
