@@ -176,7 +176,10 @@ class WhereFeaturesMeet(RuleBasedStateMachine):
         MembershipFactory(workspace=self.workspace, user=user, role=role)
         self.world.team[user.pk] = role
         made = make_key(user=user, scopes=MINTING, expires_in=timedelta(days=90), name="Minter")
-        self._remember(made.key, made.secret)
+        # §10: under "all" every key of a holder who is not an owner waits, however made.
+        self._remember(
+            made.key, made.secret, waiting=self.world.approval == "all" and role != "owner"
+        )
 
     @precondition(lambda self: len(self.world.team) > 1)
     @rule(data=st.data())
