@@ -24,6 +24,14 @@ def _bounds(day: date) -> tuple[str, str]:
 
 
 _made: set[date] = set()  # days this process knows have their partition
+# Making a partition takes a lock on the whole log that waits behind any open read of it (a
+# long Logs export), and every read and write would queue behind the CREATE: it waits this long
+# at most, and the entries wait for the next flush instead (issue 53).
+LOCK_TIMEOUT = "2s"
+
+
+class PartitionBusy(Exception):
+    """A day's partition could not be made now: the log was locked by a long read."""
 
 
 def partitions_ensure(days: set[date]) -> None:
@@ -39,13 +47,17 @@ def partitions_ensure(days: set[date]) -> None:
             # In a savepoint: another process making the same day at the same moment can
             # still collide on the catalog's own unique index; that day exists then.
             with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'")
                 cursor.execute(
                     f'CREATE TABLE IF NOT EXISTS "{partition_name(day)}" PARTITION OF "{PARENT}" '
                     f"FOR VALUES FROM ('{start}') TO ('{end}')"
                 )
-        except DatabaseError:
-            if day not in partitions_existing():
-                raise
+        except DatabaseError as error:
+            if day in partitions_existing():
+                continue  # made by another process at the same moment
+            if getattr(error.__cause__, "sqlstate", None) == "55P03":  # lock_not_available
+                raise PartitionBusy(f"the request log is locked; {day} waits") from error
+            raise
         # Known made once it is committed: a rolled-back transaction takes the table with it.
         transaction.on_commit(functools.partial(_made.add, day))
 

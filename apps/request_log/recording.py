@@ -2,14 +2,16 @@
 `COPY` on PostgreSQL (a multi-row insert elsewhere), the partitions of their days made first."""
 
 import json
+import logging
 from collections.abc import Iterable
 from datetime import UTC
 from typing import Any
 
+import psycopg
 from django.db import IntegrityError, connection, transaction
 
 from apps.api_keys.models import ApiKey
-from apps.metering.buffer import Gathered
+from apps.metering.buffer import Gathered, add
 from apps.metering.records import (
     REQUEST_LOG_COLUMNS,
     RequestEntry,
@@ -18,7 +20,9 @@ from apps.metering.records import (
 )
 
 from .models import RequestLogEntry
-from .partitions import partitions_ensure, partitions_forget
+from .partitions import PartitionBusy, partitions_ensure, partitions_forget
+
+logger = logging.getLogger("apps.request_log")
 
 
 def entries_write(entries: Iterable[RequestEntry]) -> int:
@@ -40,7 +44,9 @@ def entries_write(entries: Iterable[RequestEntry]) -> int:
         try:
             with transaction.atomic():
                 _copy(rows, workspaces)
-        except IntegrityError:  # a day's partition dropped behind this process's back
+        except (IntegrityError, psycopg.errors.CheckViolation):
+            # A day's partition dropped behind this process's back ("no partition of relation
+            # found for row"): the COPY runs on psycopg's own cursor, so its error is psycopg's.
             partitions_forget()
             partitions_ensure(days)
             _copy(rows, workspaces)
@@ -71,5 +77,25 @@ def write_gathered(gathered: Gathered) -> None:
     for item in gathered.request_items:
         entries.append(entry_of_fields(json.loads(item[2:])))
     if entries:
-        with transaction.atomic():
-            entries_write(entries)
+        try:
+            with transaction.atomic():
+                entries_write(entries)
+        except PartitionBusy:
+            _keep_for_the_next_flush(entries)
+
+
+# Entries kept in this process while the log cannot take them, at most this many (then the
+# oldest go, logged): a lock held for hours must not fill the process's memory.
+KEPT_AT_MOST = 100_000
+
+
+def _keep_for_the_next_flush(entries: list[RequestEntry]) -> None:
+    logger.warning("The request log is locked; %d entries wait for the next flush.", len(entries))
+
+    def keep(gathered: Gathered) -> None:
+        gathered.requests[:0] = entries
+        if (extra := len(gathered.requests) - KEPT_AT_MOST) > 0:
+            del gathered.requests[:extra]
+            logger.error("The request log is locked too long: %d entries were dropped.", extra)
+
+    add(keep)

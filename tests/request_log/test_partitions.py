@@ -62,3 +62,59 @@ def test_on_any_database_the_daily_job_keeps_whole_days(client, settings):
         request_log_prune()
     days = sorted(m.date() for m in RequestLogEntry.objects.values_list("at", flat=True))
     assert days == [DAY + timedelta(days=2), DAY + timedelta(days=3)]
+
+
+@pytest.mark.postgres
+def test_a_day_s_partition_dropped_under_a_running_process_is_made_again_and_nothing_lost(
+    client,
+):
+    key = make_key(scopes=["pages:read"], expires_in=None)
+    day = DAY + timedelta(days=40)
+    with at(day):
+        client.get("/api/v1/workspace", **auth(key.secret))  # this process now knows the day
+        with connection.cursor() as cursor:
+            cursor.execute(f'DROP TABLE "request_log_p{day:%Y%m%d}"')
+        for _ in range(3):
+            assert client.get("/api/v1/workspace", **auth(key.secret)).status_code == 200
+    assert RequestLogEntry.objects.filter(at__date=day).count() == 3
+
+
+@pytest.mark.postgres
+def test_a_partition_that_waits_behind_a_long_read_keeps_its_entries_for_the_next_flush(
+    client, settings
+):
+    import threading
+
+    from apps.metering.buffer import usage_flush
+    from apps.request_log import partitions
+
+    settings.USAGE_FLUSH_SECONDS = 3600  # flushed by hand below
+    partitions.LOCK_TIMEOUT = "200ms"
+    key = make_key(scopes=["pages:read"], expires_in=None)
+    day = DAY + timedelta(days=50)
+    reading, done = threading.Event(), threading.Event()
+
+    def long_read() -> None:  # a Logs export: an open transaction reading the log
+        from django.db import connections, transaction
+
+        with transaction.atomic():
+            with connections["default"].cursor() as cursor:
+                cursor.execute('SELECT count(*) FROM "request_log"')
+            reading.set()
+            done.wait(30)
+        connections.close_all()
+
+    reader = threading.Thread(target=long_read)
+    reader.start()
+    try:
+        reading.wait(10)
+        with at(day):
+            assert client.get("/api/v1/workspace", **auth(key.secret)).status_code == 200
+            usage_flush()  # the partition cannot be made: the entry stays in this process
+        assert RequestLogEntry.objects.filter(at__date=day).count() == 0
+    finally:
+        partitions.LOCK_TIMEOUT = "2s"
+        done.set()
+        reader.join()
+    usage_flush()
+    assert RequestLogEntry.objects.filter(at__date=day).count() == 1
