@@ -1,10 +1,10 @@
-"""System checks for the server's secrets and the leak-report keys (`manage.py check` reports
-them; config/wsgi.py refuses to serve with a weak secret, since gunicorn runs no checks)."""
+"""System checks for the server's secrets (`manage.py check` reports them; config/wsgi.py
+refuses to serve with a weak secret, since gunicorn runs no checks)."""
 
 from typing import Any
 
 from django.conf import settings
-from django.core.checks import Error, Tags, Warning, register
+from django.core.checks import Error, Tags, register
 
 MIN_SECRET_BYTES = 32
 # Values that are somebody's example, not a secret: .env.example's and the development default.
@@ -66,20 +66,5 @@ def check_secret_key(app_configs: Any, **kwargs: Any) -> list[Error]:
             hint="Set it to at least 32 random bytes, e.g. the output of "
             "`python3 -c 'import secrets; print(secrets.token_urlsafe(48))'`.",
             id="gatehouse.E002",
-        )
-    ]
-
-
-@register(Tags.security, deploy=True)
-def check_shared_rate_limits(app_configs: Any, **kwargs: Any) -> list[Warning]:
-    """Without Redis each app server process counts rate limits on its own."""
-    if settings.REDIS_URL or settings.API_RATE_LIMIT_PER_MINUTE <= 0:
-        return []
-    return [
-        Warning(
-            "REDIS_URL is not set: rate limits and failed-authentication limits are counted per "
-            "process, so N processes let N times the limit through.",
-            hint="Set REDIS_URL to a Redis that every app server shares.",
-            id="gatehouse.W001",
         )
     ]

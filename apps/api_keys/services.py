@@ -15,7 +15,6 @@ from apps.common.validation import InvalidInput, clean_text
 from apps.workspaces.models import Membership, Workspace
 
 from . import tokens
-from .approvals import api_key_request_approval
 from .audit_actions import (
     KEY_CREATED,
     KEY_REVOKED,
@@ -36,6 +35,7 @@ from .policy import (
     key_holder_problem,
 )
 from .restrictions import Restrictions
+from .signals import key_waiting
 
 
 @dataclass(frozen=True)
@@ -125,7 +125,7 @@ def api_key_create(
             },
         )
         if waits:
-            api_key_request_approval(key, actor or Actor.of_user(user))
+            key_waiting.send(sender=ApiKey, key=key, actor=actor or Actor.of_user(user))
     return CreatedApiKey(key=key, secret=secret)
 
 
@@ -283,20 +283,3 @@ def api_key_revoke(*, key: ApiKey, actor: Actor, reason: str = "") -> ApiKey:
                 data={"reason": reason} if reason else None,
             )
     return key
-
-
-def api_keys_revoke_for_removed(
-    *, workspace: Workspace, user: User, actor: Actor, member_keys_only: bool, **_signal: Any
-) -> int:
-    """Revoke the live keys of a person who left `workspace` (the `holder_removed` signal):
-    all of them, or only their member keys; each revocation audited. Returns how many."""
-    keys = ApiKey.objects.filter(
-        workspace=workspace, user=user, revoked_at__isnull=True, denied_at__isnull=True
-    )
-    if member_keys_only:
-        keys = keys.filter(kind=ApiKey.Kind.MEMBER)
-    revoked = 0
-    for key in keys.select_related("workspace", "user"):
-        api_key_revoke(key=key, actor=actor)
-        revoked += 1
-    return revoked

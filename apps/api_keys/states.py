@@ -1,7 +1,6 @@
 """A key's states (docs/product.md §2, §10), derived from its times and never stored: the
 names, and the conditions that find the keys in each (ApiKeyQuerySet in models.py applies them)."""
 
-from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from django.db import models
@@ -49,22 +48,6 @@ def idle_condition(days: int, now: datetime) -> Q:
     that long ago (docs/product.md §13)."""
     cutoff = now - timedelta(days=days)
     return Q(last_used_at__lte=cutoff) | Q(last_used_at__isnull=True, created_at__lte=cutoff)
-
-
-UseWitness = Callable[[int, datetime], bool]
-_use_witnesses: list[UseWitness] = []
-
-
-def register_use_witness(witness: UseWitness) -> None:
-    """Add a record of use beside the key's own stamp: `witness(key_id, since)` says whether
-    the key made a request at or after `since` (the request log registers its entries)."""
-    _use_witnesses.append(witness)
-
-
-def used_since(key_id: int, since: datetime) -> bool:
-    """Whether any record of use besides the key's stamp has the key used at or after `since`:
-    asked before a key is revoked as idle."""
-    return any(witness(key_id, since) for witness in _use_witnesses)
 
 
 def holder_condition(holder: str) -> Q:

@@ -186,24 +186,6 @@ def api_key_write_use(gathered: Gathered) -> None:
         merge_stamps(field, stamps)
 
 
-def api_key_find_by_secret(raw: str, *, now: datetime | None = None) -> ApiKey | None:
-    """The key a secret belongs to whatever its state, or None (leak reports, operators, RFC 7009).
-
-    A secret replaced by a roll is still the key while its grace lasts: it works, so a leak of
-    it or a revocation naming it must reach the key. Past its grace it names nothing.
-    """
-    if tokens.kind_of(raw) is None:
-        return None
-    secret_hash = tokens.hash_secret(raw)
-    keys = ApiKey.objects.select_related("workspace", "user")
-    key = keys.filter(secret_hash=secret_hash).first()
-    if key is None:
-        key = keys.filter(previous_secret_hash=secret_hash).first()
-        if key is not None and not key.rolling_at(now or timezone.now()):
-            return None
-    return key
-
-
 def _stamp_previous_secret_use(key: ApiKey, now: datetime, interval: timedelta) -> None:
     """While a key rolls, note when its old secret last made a call (once a minute at most)."""
     used = key.previous_secret_last_used_at

@@ -18,7 +18,7 @@ from django_tasks import task
 from apps.audit.services import Actor, audit_record
 from apps.common.dates import moment_text
 from apps.common.tasks import send_email
-from apps.workspaces.models import Membership
+from apps.workspaces.models import owner_emails
 
 from .audit_actions import STREAM_DISABLED
 from .models import AuditStream, AuditStreamItem
@@ -144,9 +144,7 @@ def stream_disable_failing(stream: AuditStream, since: datetime, error: str) -> 
             subject=stream.name,
             data={"failing_since": since.isoformat()},
         )
-        owners = Membership.objects.filter(
-            workspace=stream.workspace, role=Membership.Role.OWNER
-        ).values_list("user__email", flat=True)
+        owners = owner_emails(stream.workspace)
         link = settings.SITE_URL + reverse("audit_streams:list")
         body = (
             f"Every delivery to the audit stream “{stream.name}” ({stream.destination}) of "
@@ -154,7 +152,7 @@ def stream_disable_failing(stream: AuditStream, since: datetime, error: str) -> 
             f"disabled. Events are kept for {days} days; resume the stream to send them:\n"
             f"{link}\n\nThe last error: {error}\n"
         )
-        send_email.enqueue(f"Audit stream disabled: {stream.name}", body, list(owners))
+        send_email.enqueue(f"Audit stream disabled: {stream.name}", body, owners)
 
 
 @task()

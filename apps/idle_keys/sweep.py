@@ -13,11 +13,12 @@ from django.utils import timezone
 from apps.api_keys.links import key_links
 from apps.api_keys.models import ApiKey, ApiKeyQuerySet, ApiKeyState
 from apps.api_keys.services import api_key_revoke
-from apps.api_keys.states import idle_condition, used_since
+from apps.api_keys.states import idle_condition
 from apps.audit.services import Actor, audit_record
 from apps.common.tasks import send_email
 from apps.metering.buffer import batches_move_all
-from apps.workspaces.models import Membership, Workspace
+from apps.metering.witnesses import used_since
+from apps.workspaces.models import Workspace, owner_emails
 
 from .audit_actions import KEY_IDLE_WARNING
 from .models import IdleWarning
@@ -35,8 +36,7 @@ def holder_addresses(key: ApiKey) -> list[str]:
     """Who hears of a key: its holder, or for a service account's key the workspace's owners."""
     if not key.user.is_service_account:
         return [key.user.email]
-    owners = Membership.objects.filter(workspace_id=key.workspace_id, role=Membership.Role.OWNER)
-    return sorted(owners.values_list("user__email", flat=True))
+    return owner_emails(key.workspace)
 
 
 def _warned_a_week_ago(key: ApiKey, now: datetime) -> bool:

@@ -10,7 +10,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from apps.accounts.sudo import recent_authentication_required
-from apps.api_keys.approvals import (
+from apps.api_keys.models import ApiKey
+from apps.approvals.services import (
     REASON_MAX_LENGTH,
     Decision,
     NotWaiting,
@@ -20,7 +21,6 @@ from apps.api_keys.approvals import (
     waiting_count,
     waiting_keys,
 )
-from apps.api_keys.models import ApiKey
 from apps.audit.services import request_actor
 from apps.common.validation import InvalidInput, parse_id
 from apps.workspaces.choices import KeyApproval

@@ -10,7 +10,6 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
 
-from apps.api_keys.approvals import approval_decider_problem
 from apps.api_keys.audit_actions import KEY_LEAKED
 from apps.api_keys.choosable import chosen_names
 from apps.api_keys.models import ApiKey, ApiKeyState
@@ -22,6 +21,7 @@ from apps.api_keys.services import (
     api_key_roll,
     api_key_update_details,
 )
+from apps.approvals.services import approval_decider_problem
 from apps.audit.models import AuditEvent
 from apps.audit.services import request_actor
 from apps.common.validation import InvalidInput

@@ -24,9 +24,9 @@ from apps.api_keys.audit_actions import KEY_LEAKED
 from apps.api_keys.links import key_links
 from apps.api_keys.models import ApiKey
 from apps.api_keys.services import api_key_revoke
-from apps.api_keys.verification import api_key_find_by_secret
 from apps.audit.services import Actor, audit_record
 from apps.common.tasks import send_email
+from apps.leaks.secrets import api_key_find_by_secret
 
 from .models import SecretScanningKeySet
 from .old_secrets import old_secret_grace_end

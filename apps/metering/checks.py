@@ -1,4 +1,4 @@
-"""The deploy check of what Redis keeps for metering."""
+"""The deploy checks of metering: rate limits shared across processes, and what Redis keeps."""
 
 from typing import Any
 
@@ -28,5 +28,20 @@ def check_redis_persistence(app_configs: Any, **kwargs: Any) -> list[Warning]:
             hint="Set `appendonly yes` (and `appendfsync always` to lose nothing) in redis.conf; "
             "see deploy/redis.conf.",
             id="gatehouse.W002",
+        )
+    ]
+
+
+@register(Tags.security, deploy=True)
+def check_shared_rate_limits(app_configs: Any, **kwargs: Any) -> list[Warning]:
+    """Without Redis each app server process counts rate limits on its own."""
+    if settings.REDIS_URL or settings.API_RATE_LIMIT_PER_MINUTE <= 0:
+        return []
+    return [
+        Warning(
+            "REDIS_URL is not set: rate limits and failed-authentication limits are counted per "
+            "process, so N processes let N times the limit through.",
+            hint="Set REDIS_URL to a Redis that every app server shares.",
+            id="gatehouse.W001",
         )
     ]

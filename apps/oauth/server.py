@@ -21,13 +21,13 @@ from django.utils import timezone
 from apps.api.scopes import EVERY_SCOPE
 from apps.api_keys.models import ApiKey
 from apps.api_keys.services import api_key_revoke
-from apps.api_keys.verification import api_key_find_by_secret
 from apps.audit.services import Actor
 from apps.common.http import client_ip
 from apps.common.validation import InvalidInput, clean_text
 from apps.devices.codes import new_user_code
 from apps.devices.models import DeviceAuthorization
 from apps.leaks.old_secrets import old_secret_grace_end
+from apps.leaks.secrets import api_key_find_by_secret
 
 from .cli_keys import cli_key_issue
 from .clients import (

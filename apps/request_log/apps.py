@@ -10,9 +10,9 @@ class RequestLogConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from apps.api_keys.states import register_use_witness
         from apps.jobs.schedule import register_job
         from apps.metering.buffer import register_flusher, register_mover
+        from apps.metering.witnesses import register_use_witness
 
         from .housekeeping import request_log_daily
         from .models import RequestLogEntry

@@ -24,7 +24,7 @@ from apps.common.dates import moment_text
 from apps.common.metrics import delivery_observed
 from apps.common.tasks import send_email
 from apps.jobs.batching import after_task
-from apps.workspaces.models import Membership
+from apps.workspaces.models import owner_emails
 
 from .audit_actions import WEBHOOK_DISABLED
 from .destinations import delivery_client, time_limit
@@ -234,9 +234,7 @@ def endpoint_disable_failing(endpoint: WebhookEndpoint, now: datetime) -> None:
                 else None
             },
         )
-        owners = Membership.objects.filter(
-            workspace=endpoint.workspace, role=Membership.Role.OWNER
-        ).values_list("user__email", flat=True)
+        owners = owner_emails(endpoint.workspace)
         link = settings.SITE_URL + reverse("webhooks:detail", args=[endpoint.pk])
         assert endpoint.failing_since is not None  # it is disabled for failing since then
         body = (
@@ -245,7 +243,7 @@ def endpoint_disable_failing(endpoint: WebhookEndpoint, now: datetime) -> None:
             f"{moment_text(endpoint.failing_since, UTC)}, so it is now disabled: no events "
             f"are sent to it.\n\nIts delivery log, and the switch to enable it again:\n{link}\n"
         )
-        send_email.enqueue(f"Webhook endpoint disabled: {endpoint.url}", body, list(owners))
+        send_email.enqueue(f"Webhook endpoint disabled: {endpoint.url}", body, owners)
 
 
 def message_id_of(event_id: str, endpoint_id: int) -> str:

@@ -105,3 +105,14 @@ class ServiceAccount(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} (service account of {self.workspace})"
+
+
+def owner_emails(workspace: "Workspace", *, besides: int | None = None) -> list[str]:
+    """The e-mail addresses of a workspace's active owners (sorted), leaving out the user
+    `besides`: who is told of what concerns the whole workspace."""
+    owners = Membership.objects.filter(
+        workspace=workspace, role=Membership.Role.OWNER, user__is_active=True
+    )
+    if besides is not None:
+        owners = owners.exclude(user_id=besides)
+    return sorted(owners.values_list("user__email", flat=True))

@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from apps.api.scopes import ALL_SCOPES, KEY_SCOPES, MEMBER_SCOPES
-from apps.api_keys.approvals import Decision, api_key_decide
 from apps.api_keys.models import ApiKey
+from apps.approvals.services import Decision, api_key_decide
 from apps.audit.services import Actor
 from apps.workspaces.models import Membership
 from tests.client import Client as SignedInClient

@@ -11,8 +11,8 @@ import time_machine
 from django.core import mail
 from django.utils import timezone
 
-from apps.api_keys.approvals import api_keys_deny_unanswered, api_keys_remind_owners
 from apps.api_keys.models import ApiKey
+from apps.approvals.services import api_keys_deny_unanswered, api_keys_remind_owners
 from apps.audit.models import AuditEvent
 from apps.workspaces.models import Membership
 from tests.client import Client

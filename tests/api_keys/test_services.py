@@ -10,11 +10,11 @@ from apps.api_keys.services import api_key_create, api_key_revoke
 from apps.api_keys.verification import (
     KeyRejected,
     api_key_authenticate,
-    api_key_find_by_secret,
     api_key_record_use,
 )
 from apps.audit.services import Actor
 from apps.common.validation import InvalidInput
+from apps.leaks.secrets import api_key_find_by_secret
 from tests.factories import make_key, owner_of
 
 OPERATOR = Actor.of_operator("test")

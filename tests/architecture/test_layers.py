@@ -149,13 +149,12 @@ def test_no_file_of_apps_config_or_cli_reaches_300_lines():
     assert not long, long
 
 
-def test_the_keys_core_stays_at_or_under_3500_lines():
-    """apps/api_keys is what every request runs through: what can stand alone stands alone.
-    (3,400 until service accounts and idle keys gave the key record, the list's filters and
-    the verification of a handed-over secret their few lines here.)"""
+def test_the_keys_core_stays_under_3000_lines():
+    """apps/api_keys is what every request runs through: what can stand alone stands alone
+    (approvals' decisions, reminders and operations went to apps/approvals at 3,531)."""
     lines = sum(
         len(path.read_text().splitlines())
         for path in (ROOT / "apps" / "api_keys").rglob("*.py")
         if "migrations" not in path.parts
     )
-    assert lines <= 3500, lines
+    assert lines < 3000, lines

@@ -41,11 +41,11 @@ from hypothesis.stateful import (
 )
 
 from apps.api.scopes import EVERY_SCOPE
-from apps.api_keys.approvals import Decision, api_key_decide
 from apps.api_keys.models import ApiKey
 from apps.api_keys.narrowing import api_key_narrow
 from apps.api_keys.services import api_key_roll
 from apps.api_keys.verification import KeyRejected, api_key_authenticate
+from apps.approvals.services import Decision, api_key_decide
 from apps.audit.models import AuditEvent
 from apps.audit.services import Actor
 from apps.audit_streams.models import AuditStream, AuditStreamItem

@@ -10,9 +10,9 @@ from apps.api.scopes import ALL_SCOPES
 from apps.api_keys.models import ApiKey
 from apps.api_keys.policy import DEFAULT_LIFETIME, expiry_in_days
 from apps.api_keys.services import api_key_create, api_key_revoke
-from apps.api_keys.verification import api_key_find_by_secret
 from apps.audit.services import Actor
 from apps.demo.content import demo_content_ensure
+from apps.leaks.secrets import api_key_find_by_secret
 from apps.webhooks.events import EVENT_TYPES
 from apps.webhooks.models import WebhookEndpoint
 from apps.webhooks.services import endpoint_create

@@ -3,9 +3,9 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from apps.api_keys.services import api_key_revoke
-from apps.api_keys.verification import api_key_find_by_secret
 from apps.audit.services import Actor
 from apps.leaks.old_secrets import old_secret_grace_end
+from apps.leaks.secrets import api_key_find_by_secret
 
 
 class Command(BaseCommand):

@@ -1,7 +1,7 @@
 """Approval of new keys (docs/product.md §10): a key the workspace's policy covers is created
-waiting; an owner other than its holder approves or denies it; one left waiting 7 days is
-denied by the schedule. Owners are told at once and reminded daily; the holder learns the
-decision. Every decision is one conditional UPDATE, so of two decisions at once (or a
+waiting (apps/approvals/requests.py); an owner other than its holder approves or denies
+it; one left waiting 7 days is denied by the schedule. Owners are reminded daily; the holder
+learns the decision. Every decision is one conditional UPDATE, so of two decisions at once (or a
 decision and a revocation) exactly one lands."""
 
 from dataclasses import dataclass
@@ -11,22 +11,22 @@ from zoneinfo import ZoneInfo
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
-from django.urls import reverse
 from django.utils import timezone
 
 from apps.accounts.models import User
 from apps.api.scopes import summarize_scopes
+from apps.api_keys.audit_actions import KEY_APPROVED, KEY_DENIED
+from apps.api_keys.links import key_links
+from apps.api_keys.models import WAITING, ApiKey
 from apps.audit.services import Actor, audit_record
 from apps.common.dates import moment_text
 from apps.common.tasks import send_email
 from apps.common.validation import clean_long_text
 from apps.common.wording import pluralize
 from apps.workspaces.holders import place_problem
-from apps.workspaces.models import Membership, Workspace
+from apps.workspaces.models import Membership, Workspace, owner_emails
 
-from .audit_actions import KEY_APPROVAL_REQUESTED, KEY_APPROVED, KEY_DENIED
-from .links import key_links
-from .models import WAITING, ApiKey
+from .requests import waiting_list_url
 
 # A key nobody answered for this long is denied.
 WAIT_AT_MOST = timedelta(days=7)
@@ -115,56 +115,6 @@ def _record_decision(key: ApiKey, approved: bool, reason: str, actor: Actor) -> 
     _mail_decision(key, approved, reason, actor)
 
 
-def api_key_request_approval(key: ApiKey, actor: Actor) -> None:
-    """Tell the owners that `key` (just created, waiting) asks for approval: audited (and so
-    the `key.approval_requested` event) and one e-mail to each owner. Inside the key's
-    creating transaction."""
-    audit_record(
-        workspace=key.workspace,
-        action=KEY_APPROVAL_REQUESTED,
-        actor=actor,
-        key=key,
-        subject=f"{key.name} ({key.hint})",
-        data={"scopes": list(key.scopes), "description": key.description},
-    )
-    owners = _owner_emails(key.workspace, besides=key.user_id)
-    if not owners:
-        return
-    reason = key.description or "(no description given)"
-    for owner in owners:  # one e-mail each, as GitHub sends its approval requests
-        send_email.enqueue(
-            f"{key.user.email} asks you to approve an API key in {key.workspace.name}",
-            f"{key.user.email} created the API key “{key.name}” in {key.workspace.name}. It "
-            "waits for an owner's approval and does not work until then.\n\n"
-            f"Permissions: {summarize_scopes(key.scopes)}\n"
-            f"Restrictions: {key.restrictions.summary() or 'none'}\n"
-            f"Expires: {_expiry_text(key)}\n"
-            f"Their reason: {reason}\n\n"
-            f"Approve or deny it (unanswered, it is denied after 7 days):\n{waiting_list_url()}\n",
-            [owner],
-        )
-
-
-def waiting_list_url() -> str:
-    return settings.SITE_URL + reverse("key_pages:waiting")
-
-
-def _owner_emails(workspace: Workspace, *, besides: int | None = None) -> list[str]:
-    owners = Membership.objects.filter(
-        workspace=workspace, role=Membership.Role.OWNER, user__is_active=True
-    )
-    if besides is not None:
-        owners = owners.exclude(user_id=besides)
-    return sorted(owners.values_list("user__email", flat=True))
-
-
-def _expiry_text(key: ApiKey) -> str:
-    if key.expires_at is None:
-        return "never"
-    zone = ZoneInfo(key.workspace.timezone)
-    return moment_text(key.expires_at, zone)
-
-
 def _mail_decision(key: ApiKey, approved: bool, reason: str, actor: Actor) -> None:
     page = key_links(key, settings.SITE_URL)["page"]
     who = actor.user.email if actor.user is not None else "Gatehouse"
@@ -226,7 +176,7 @@ def api_keys_remind_owners(*, now: datetime | None = None) -> int:
         keys = waiting_keys(workspace, now=now)
         zone = ZoneInfo(workspace.timezone)
         with transaction.atomic():
-            for owner in _owner_emails(workspace):
+            for owner in owner_emails(workspace):
                 # An owner is never asked about their own request.
                 theirs = [key for key in keys if key.user.email != owner]
                 if not theirs:

@@ -7,24 +7,24 @@ from typing import Any
 from apps.api.errors import ApiFailure
 from apps.api.operations import Call, Needs, NotFound, Operation, body_fields, object_schema
 from apps.api.schemas import long_text
+from apps.api_keys.key_records import key_to_json
+from apps.api_keys.key_schemas import KEY
+from apps.api_keys.models import ApiKey
+from apps.api_keys.operations import KEY_ID
+from apps.api_keys.policy import MAX_LIFETIME
 from apps.common.validation import InvalidInput, clean_bool
 from apps.workspaces.choices import KeyApproval
 from apps.workspaces.models import Membership, Workspace
 from apps.workspaces.services import workspace_update
 from apps.workspaces.validators import IDLE_DAYS_MAX, IDLE_DAYS_MIN, clean_idle_days
 
-from .approvals import (
+from .services import (
     REASON_MAX_LENGTH,
     Decision,
     NotWaiting,
     api_key_decide,
     approval_decider_problem,
 )
-from .key_records import key_to_json
-from .key_schemas import KEY
-from .models import ApiKey
-from .operations import KEY_ID
-from .policy import MAX_LIFETIME
 
 OWNER = (Membership.Role.OWNER,)
 
