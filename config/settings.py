@@ -43,7 +43,7 @@ INSTALLED_APPS = [
         for name in """
         accounts workspaces api_keys key_pages products communities pages usage request_log
         portal audit audit_pages devices oauth invitations team api metering leaks key_expiry
-        service_accounts idle_keys key_health mcp demo jobs webhooks audit_streams
+        service_accounts idle_keys key_health mcp demo jobs webhooks audit_streams approvals
         """.split()
     ),
     "django_tasks",
@@ -55,6 +55,7 @@ MIDDLEWARE = [
     # First: /api/ and /mcp are answered there, without any of the browser middleware below.
     "apps.api.middleware.api_front_door",
     "apps.operations.middleware.dashboard_metrics",  # the rest: counted and timed
+    "apps.common.middleware.suspicious_requests",  # a query of too many fields: 400
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

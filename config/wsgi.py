@@ -2,14 +2,16 @@ import os
 
 from django.core.wsgi import get_wsgi_application
 
+from apps.common.wsgi import refuse_unreadable_requests
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-application = get_wsgi_application()
+application = refuse_unreadable_requests(get_wsgi_application())
 
 if os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT"):  # unset: nothing of OpenTelemetry is loaded
     from apps.operations.tracing import traced, tracing_start
 
     tracing_start()
-    application = traced(application)  # type: ignore[assignment]
+    application = traced(application)
 
 
 def _refuse_weak_secrets() -> None:

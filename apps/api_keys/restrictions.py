@@ -203,7 +203,7 @@ def clean_ids(value: Any, group: str) -> tuple[int, ...] | None:
     if value is None:
         return None
     if not isinstance(value, (list, tuple)) or not all(
-        isinstance(i, int) and not isinstance(i, bool) and i > 0 for i in value
+        isinstance(i, int) and not isinstance(i, bool) and 0 < i < 2**63 for i in value
     ):
         raise InvalidInput(group, f"{group} must be a list of ids, or null for all {group}.")
     if len(value) > MAX_CHOSEN:

@@ -5,8 +5,10 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from django.conf import settings
+from django.core.exceptions import SuspiciousOperation
 from django.db import DEFAULT_DB_ALIAS, connections
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.template.loader import render_to_string
 from django.views import defaults
 
@@ -42,6 +44,24 @@ def policy_with_form_action(target: str) -> str:
     """The policy for a page whose form may end in a redirect to `target` (a source expression
     such as `https://app.example.com`): browsers check form-action on redirects too."""
     return CONTENT_SECURITY_POLICY.replace("form-action 'self'", f"form-action 'self' {target}")
+
+
+def suspicious_requests(get_response: Callable[[HttpRequest], HttpResponse]) -> Callable[..., Any]:
+    """A query string of more fields than DATA_UPLOAD_MAX_NUMBER_FIELDS answered 400 before any
+    page reads it: read first by a view (the sign-in redirect), it was a 500 (issue 49)."""
+
+    def middleware(request: HttpRequest) -> HttpResponse:
+        try:
+            request.GET  # noqa: B018 - parsed here, where its refusal can be answered
+        except SuspiciousOperation:
+            reason = (
+                "Its address carries more fields than this server takes "
+                f"({settings.DATA_UPLOAD_MAX_NUMBER_FIELDS} at most)."
+            )
+            return HttpResponseBadRequest(render_to_string("400.html", {"reason": reason}))
+        return get_response(request)
+
+    return middleware
 
 
 def content_security_policy(

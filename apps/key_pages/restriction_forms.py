@@ -147,7 +147,7 @@ class RestrictionInputs:
         lines = self._value("networks", "").replace(",", "\n").splitlines()
         changes["networks"] = clean_networks([line for line in lines if line.strip()])
         rate = self._value("rate_limit", "").strip()
-        if rate and not (rate.isascii() and rate.isdigit()):
+        if rate and not (rate.isascii() and rate.isdigit() and len(rate) <= 9):
             raise InvalidInput("rate_limit", "The rate limit must be a whole number a minute.")
         changes["rate_limit_per_minute"] = clean_rate_limit(int(rate) if rate else None)
         return self.current.updated(changes) if self.narrowing else Restrictions(**changes)

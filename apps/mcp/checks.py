@@ -34,13 +34,13 @@ def _jsonrpc_error(code: int, message: str) -> HttpResponse:
     return HttpResponse(json.dumps(body), status=400, content_type="application/json")
 
 
-def _text(value: Any) -> bool:
-    """Whether a string can be written back as UTF-8 (JSON's \\ud800 escapes decode to a lone
-    surrogate, which no reply could carry); any other value is taken as it is."""
-    if not isinstance(value, str):
+def _text(body: bytes, message: Any) -> bool:
+    """Whether every string of the decoded `message` can be written back as UTF-8. Only a body
+    with a `\\u` escape can hold a lone surrogate, so the rest is not looked at again."""
+    if b"\\u" not in body:
         return True
     try:
-        value.encode("utf-8")
+        json.dumps(message, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:
         return False
     return True
@@ -62,21 +62,25 @@ def jsonrpc_message(body: bytes) -> dict[str, Any] | HttpResponse:
         return _jsonrpc_error(
             -32600, "Invalid request: send one JSON-RPC message, a JSON object (not a batch)."
         )
+    if not _text(body, message):
+        # JSON's \ud800 escapes decode to a lone surrogate, which no reply (an id, an argument
+        # named in an error) could carry back.
+        return _jsonrpc_error(
+            -32600, "Invalid request: the message holds text that is not Unicode."
+        )
     if message.get("jsonrpc") != "2.0":
         return _jsonrpc_error(-32600, 'Invalid request: "jsonrpc" must be "2.0".')
     if "method" in message:
         if not isinstance(message["method"], str):
             return _jsonrpc_error(-32600, 'Invalid request: "method" must be a string.')
-        if "id" in message and not isinstance(message["id"], (str, int)):
+        if "id" in message and (
+            isinstance(message["id"], bool) or not isinstance(message["id"], (str, int))
+        ):
             return _jsonrpc_error(-32600, 'Invalid request: "id" must be a string or a number.')
-        if not _text(message.get("id")):
-            return _jsonrpc_error(-32600, 'Invalid request: "id" must be valid Unicode text.')
         if "params" in message and not isinstance(message["params"], dict):
             return _jsonrpc_error(-32600, 'Invalid request: "params" must be an object.')
         return message
     if "id" in message and ("result" in message or "error" in message):
-        if not _text(message["id"]):
-            return _jsonrpc_error(-32600, 'Invalid request: "id" must be valid Unicode text.')
         return message  # a response to the server (stateless: nothing awaits it)
     return _jsonrpc_error(
         -32600, 'Invalid request: a message needs a "method" (or is a response with an "id").'

@@ -238,3 +238,10 @@ def test_narrowing_a_limited_group_shows_its_objects_without_a_one_choice_toggle
     assert 'type="hidden" name="limit_communities" value="selected"' in group
     assert "radio" not in group and "Only these<" not in group
     assert "Alpha" in group
+
+
+def test_a_rate_limit_of_thousands_of_digits_is_a_form_error_not_a_500(client, owner):
+    # int() of 5,000 digits raises (Python's own limit): found by the hostile sweep of issue 49.
+    page = create(client, rate_limit="9" * 5000)
+    assert page.status_code in (200, 400)
+    assert "whole number a minute" in page.content.decode()
