@@ -24,6 +24,12 @@ def database_settings(url: str, base_dir: Path) -> dict[str, Any]:
     # ("cursor does not exist"): set DATABASE_SERVER_SIDE_CURSORS=false there, and iterators
     # read their rows in one client-side result.
     database["DISABLE_SERVER_SIDE_CURSORS"] = not env_bool("DATABASE_SERVER_SIDE_CURSORS", True)
+    if database["ENGINE"] == "django.db.backends.postgresql":
+        # A database (or PgBouncer) that does not answer the connection is given up after this
+        # long, and the request answered 503 `unavailable` rather than hanging (issue 53).
+        database.setdefault("OPTIONS", {})["connect_timeout"] = env_int(
+            "DATABASE_CONNECT_TIMEOUT_SECONDS", 5
+        )
     if database["ENGINE"] == "django.db.backends.sqlite3":
         # The embedded default serves concurrent readers and writers without "database is
         # locked": WAL lets readers run beside the one writer, IMMEDIATE transactions take the

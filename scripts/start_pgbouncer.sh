@@ -29,6 +29,11 @@ server_reset_query =
 ; Check a server connection before handing it out again, so that one PostgreSQL terminated
 ; (a restart, a failover) is replaced rather than failing the next transaction.
 server_check_delay = 0
+; After a failed login to PostgreSQL (a restart), try again in 1 s rather than the default 15,
+; during which every client waits; and a client waits for a server 10 s at most (default 120),
+; then gets an error the app answers 503 with Retry-After.
+server_login_retry = 1
+query_wait_timeout = 10
 ignore_startup_parameters = extra_float_digits,options
 logfile = $DIR/pgbouncer.log
 pidfile = $DIR/pgbouncer.pid
