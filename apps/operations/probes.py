@@ -16,9 +16,14 @@ QUEUE_SERVED_WITHIN = timedelta(minutes=2)
 
 @dataclass(frozen=True)
 class Check:
+    """One line of a probe. A check that is not `critical` is shown but never fails the probe:
+    a stopped worker must not take every app server out of the load balancer (§15); it is an
+    alert instead (deploy/prometheus)."""
+
     name: str
     ok: bool
     detail: str
+    critical: bool = True
 
 
 _migrated = False  # once every migration is applied, it stays so for this process
@@ -66,12 +71,14 @@ def queue_check() -> Check:
     since = timezone.now() - QUEUE_SERVED_WITHIN
     try:
         if WorkerHeartbeat.objects.filter(seen_at__gte=since).exists():
-            return Check("queue", True, "a worker beat within 2 minutes")
+            return Check("queue", True, "a worker beat within 2 minutes", critical=False)
         if DBTaskResult.objects.filter(finished_at__gte=since).exists():
-            return Check("queue", True, "a task finished within 2 minutes")
+            return Check("queue", True, "a task finished within 2 minutes", critical=False)
     except Exception as error:
-        return Check("queue", False, f"cannot be read ({type(error).__name__})")
-    return Check("queue", False, "no worker beat and no task finished within 2 minutes")
+        return Check("queue", False, f"cannot be read ({type(error).__name__})", critical=False)
+    return Check(
+        "queue", False, "no worker beat and no task finished within 2 minutes", critical=False
+    )
 
 
 def readiness() -> list[Check]:
@@ -81,6 +88,9 @@ def readiness() -> list[Check]:
     if database.ok:
         checks += [migrations_check(), queue_check()]
     else:
-        checks += [Check(name, False, "database unreachable") for name in ("migrations", "queue")]
+        checks += [
+            Check("migrations", False, "database unreachable"),
+            Check("queue", False, "database unreachable", critical=False),
+        ]
     redis = redis_check()
     return checks + ([redis] if redis is not None else [])

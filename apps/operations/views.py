@@ -63,9 +63,10 @@ def readyz(request: HttpRequest) -> HttpResponse:
 
 def _checks_response(checks: list[Check]) -> HttpResponse:
     """`{"status": ..., "checks": [...]}` with one check a line."""
-    ok = all(check.ok for check in checks)
+    ok = all(check.ok for check in checks if check.critical)
     lines = ",\n".join(
-        "  " + json.dumps({"check": c.name, "ok": c.ok, "detail": c.detail}) for c in checks
+        "  " + json.dumps({"check": c.name, "ok": c.ok, "critical": c.critical, "detail": c.detail})
+        for c in checks
     )
     body = f'{{"status": "{"ok" if ok else "failing"}", "checks": [\n{lines}\n]}}\n'
     response = HttpResponse(body, content_type="application/json", status=200 if ok else 503)

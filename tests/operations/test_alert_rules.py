@@ -1,4 +1,4 @@
-"""The shipped alert rules and scrape example, checked by Prometheus' own promtool; two rules
+"""The shipped alert rules and scrape example, checked by Prometheus' own promtool; three rules
 unit-tested (tests/operations/prometheus/alerts_test.yml)."""
 
 import subprocess
@@ -21,12 +21,12 @@ def promtool(*args: str, cwd: Path = ROOT) -> str:
 
 
 def test_the_alert_rules_are_valid():
-    assert "SUCCESS: 8 rules found" in promtool("check", "rules", str(RULES))
+    assert "SUCCESS: 10 rules found" in promtool("check", "rules", str(RULES))
 
 
 def test_the_scrape_example_is_valid():
     promtool("check", "config", str(ROOT / "deploy" / "prometheus" / "prometheus.yml"))
 
 
-def test_a_queue_nobody_serves_and_5xx_above_one_percent_fire():
+def test_a_queue_nobody_serves_5xx_above_one_percent_and_a_server_not_scraped_fire():
     assert "SUCCESS" in promtool("test", "rules", UNIT_TESTS.name, cwd=UNIT_TESTS.parent)
