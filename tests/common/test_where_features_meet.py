@@ -29,7 +29,7 @@ import time_machine
 from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
-from hypothesis import HealthCheck, seed, settings
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -436,12 +436,14 @@ class WhereFeaturesMeet(RuleBasedStateMachine):
 
 
 def test_where_features_meet_the_promises_hold():
+    # derandomize: the same examples on every run (a fixed seed); Hypothesis prints the
+    # shortest failing sequence it finds as the steps to replay.
     machine = settings(
         max_examples=EXAMPLES,
         stateful_step_count=STEPS,
         deadline=None,
-        derandomize=False,
+        derandomize=True,
+        database=None,
         suppress_health_check=list(HealthCheck),
     )
-    seed(49)(WhereFeaturesMeet.TestCase)
     run_state_machine_as_test(WhereFeaturesMeet, settings=machine)
