@@ -7,7 +7,15 @@ from apps.common.wsgi import refuse_unreadable_requests
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 application = refuse_unreadable_requests(get_wsgi_application())
 
-if os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT"):  # unset: nothing of OpenTelemetry is loaded
+
+def _tracing_wanted() -> bool:
+    # Asked here without importing OpenTelemetry: unset, nothing of it is loaded.
+    from apps.operations.tracing_switch import tracing_wanted
+
+    return tracing_wanted(os.environ)
+
+
+if _tracing_wanted():
     from apps.operations.tracing import traced, tracing_start
 
     tracing_start()

@@ -7,6 +7,7 @@ connection alias, here, and each request only executes it and turns the row into
 model instances with the same converters the ORM would apply.
 """
 
+import functools
 import time
 from dataclasses import dataclass
 from typing import Any, cast
@@ -140,8 +141,18 @@ def _fetch_prepared(
     start = time.monotonic()
     # Errors as Django's own (OperationalError and the rest), as its cursor would raise them.
     with connection.wrap_database_errors, psycopg.Cursor(raw) as cursor:
-        # Server-side binding, so that the statement can be prepared.
-        cursor.execute(sql, (secret_hash,), prepare=True)
+
+        def run(sql: str, params: Any, many: bool, context: Any) -> None:
+            # Server-side binding, so that the statement can be prepared.
+            cursor.execute(sql, params, prepare=True)
+
+        if connection.execute_wrappers:  # traces, a commit watch: they see this query too
+            executor: Any = run
+            for wrapper in reversed(connection.execute_wrappers):
+                executor = functools.partial(wrapper, executor)
+            executor(sql, (secret_hash,), False, {"connection": connection, "cursor": cursor})
+        else:
+            run(sql, (secret_hash,), False, None)
         row: tuple[Any, ...] | None = cursor.fetchone()
     if connection.queries_logged:
         connection.queries_log.append({"sql": sql, "time": f"{time.monotonic() - start:.3f}"})

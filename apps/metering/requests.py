@@ -22,6 +22,7 @@ from apps.common.metrics import (
     request_observed,
     status_class,
 )
+from apps.common.spans import span_attributes
 
 from .buffer import Gathered, add, buffer_reset, request_done
 from .facts import RequestFacts, request_facts
@@ -118,6 +119,11 @@ def _observe(facts: RequestFacts, status: int, error: str) -> None:
     in (METRICS_WORKSPACE_LABELS)."""
     seconds = time.perf_counter() - facts.started
     request_observed(facts.door, facts.operation or "other", status, error, seconds)
+    if facts.door == "mcp" and facts.operation:
+        # OpenTelemetry's MCP conventions: the method, and the tool a tools/call ran.
+        method = facts.operation if "/" in facts.operation else "tools/call"
+        tool = {} if "/" in facts.operation else {"gen_ai.tool.name": facts.operation}
+        span_attributes({"mcp.method.name": method, **tool})
     if error == "missing-key":
         result = "missing"
     elif facts.key_id is None:

@@ -1,15 +1,19 @@
-"""OpenTelemetry traces (OTEL_EXPORTER_OTLP_ENDPOINT set): a server span for every request,
-with its Request-Id, and a child span for each database query and Redis command.
+"""OpenTelemetry traces (OTEL_EXPORTER_OTLP_ENDPOINT, or its _TRACES_ twin, set): a server span
+for every request but scrapes and probes, named by its route and carrying its Request-Id, and
+a child span for each database query (the key lookup's prepared statement included) and Redis
+command; an MCP request's method and tool (`mcp.method.name`, `gen_ai.tool.name`).
 
-config/wsgi.py imports this module only when the variable is set: without it nothing of
-OpenTelemetry is loaded and no request pays for it. The exporter is the SDK's OTLP/HTTP one,
-configured by the standard OTEL_* variables (endpoint, headers, OTEL_SERVICE_NAME). The
+config/wsgi.py imports this module only when tracing_switch says traces are wanted: otherwise
+nothing of OpenTelemetry is loaded and no request pays for it. The exporter is the SDK's
+OTLP/HTTP one (or the console's, OTEL_TRACES_EXPORTER=console), configured by the standard
+OTEL_* variables (endpoint, headers, OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES). The
 instrumentation is our own, a few lines on Django's and redis-py's hooks: the contrib packages
 (opentelemetry-instrumentation-django and the others) pin an older opentelemetry-api than the
 one the MCP SDK brings.
 """
 
 import functools
+import os
 import re
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -21,25 +25,43 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
+from apps.common.spans import span_setter_install
+
 TRACER = "gatehouse"
+# Scrapes and probes: most of a quiet server's requests, and nothing anyone traces.
+UNTRACED = frozenset({"/metrics", "/livez", "/readyz", "/healthz"})
 _tracer: trace.Tracer | None = None
 _undo: list[Callable[[], None]] = []
 
 
 def tracing_start(exporter: SpanExporter | None = None) -> None:
-    """Send spans to `exporter` (at once, for tests), or in batches over OTLP/HTTP; hook the
-    database and Redis."""
+    """Send spans to `exporter` (at once, for tests), or as OTEL_TRACES_EXPORTER says: in
+    batches over OTLP/HTTP (the default), or to standard output (`console`); hook the
+    database and Redis. OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES name the service."""
     global _tracer
-    provider = TracerProvider(resource=Resource.create({"service.name": "gatehouse"}))
-    if exporter is None:
+    name = os.environ.get("OTEL_SERVICE_NAME") or "gatehouse"
+    provider = TracerProvider(resource=Resource.create({"service.name": name}))
+    if exporter is not None:
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+    elif os.environ.get("OTEL_TRACES_EXPORTER", "otlp").strip().lower() == "console":
+        from opentelemetry.sdk.trace.export import ConsoleSpanExporter
+
+        provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter()))
+    else:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
         provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
-    else:
-        provider.add_span_processor(SimpleSpanProcessor(exporter))
     _tracer = provider.get_tracer(TRACER)
     _hook_database()
     _hook_redis()
+    span_setter_install(_set_on_current_span)
+    _undo.append(lambda: span_setter_install(None))
+
+
+def _set_on_current_span(attributes: dict[str, str]) -> None:
+    span = trace.get_current_span()
+    for name, value in attributes.items():
+        span.set_attribute(name, value)
 
 
 def tracing_stop() -> None:
@@ -60,6 +82,8 @@ def traced(application: Callable[..., Iterable[bytes]]) -> Callable[..., Iterabl
             k[5:].replace("_", "-").lower(): v for k, v in environ.items() if k[:5] == "HTTP_"
         }
         method, path = environ.get("REQUEST_METHOD", "GET"), environ.get("PATH_INFO", "/")
+        if path in UNTRACED:
+            return application(environ, start_response)
         route = http_route(path)
         with _tracer.start_as_current_span(
             f"{method} {route}" if route else method,
@@ -142,7 +166,8 @@ def _query_span(
     """A client span per statement: its text (placeholders, never the parameters)."""
     assert _tracer is not None
     vendor = context["connection"].vendor
-    with _tracer.start_as_current_span(sql.split(" ", 1)[0], kind=SpanKind.CLIENT) as span:
+    words = sql.split(None, 1)
+    with _tracer.start_as_current_span(words[0] if words else "SQL", kind=SpanKind.CLIENT) as span:
         span.set_attribute("db.system.name", vendor)
         span.set_attribute("db.query.text", sql[:2000])
         return execute(sql, params, many, context)

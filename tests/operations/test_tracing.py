@@ -93,3 +93,99 @@ def test_a_span_names_the_route_never_the_path_so_a_key_pasted_into_a_url_stays_
     exported = "".join(s.to_json() for s in finished)
     assert created.secret not in exported
     assert created.secret[-12:] not in exported
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_key_lookup_scrapes_and_mcp_follow_opentelemetry_s_conventions(spans, monkeypatch):
+    from apps.operations.tracing import traced
+
+    created = make_key(scopes=["pages:read"])
+    application = traced(get_wsgi_application())
+    call(application, "/api/v1/workspace", AUTHORIZATION=f"Bearer {created.secret}")
+    call(application, "/metrics")
+    call(application, "/livez")
+    finished = spans.get_finished_spans()
+    servers = [s for s in finished if s.kind.name == "SERVER"]
+    assert [s.name for s in servers] == ["GET /api/v1/workspace"]  # no span for scrapes
+    queries = [s for s in finished if s.attributes.get("db.query.text")]
+    # The key lookup (a prepared statement on PostgreSQL, outside Django's cursor) has its span.
+    assert any("secret_hash" in s.attributes["db.query.text"] for s in queries)
+    assert all(s.name.strip() and s.name.split()[0] == s.name for s in queries)
+
+    spans.clear()
+    body = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_pages"}}'
+    environ_extra = {
+        "AUTHORIZATION": f"Bearer {created.secret}",
+        "ACCEPT": "application/json, text/event-stream",
+        "MCP_PROTOCOL_VERSION": "2025-06-18",
+    }
+    status, _, _ = call_with_body(application, "/mcp", body, **environ_extra)
+    assert status.startswith("200")
+    [server] = [s for s in spans.get_finished_spans() if s.kind.name == "SERVER"]
+    assert server.attributes["mcp.method.name"] == "tools/call"
+    assert server.attributes["gen_ai.tool.name"] == "list_pages"
+
+
+def call_with_body(application, path: str, body: bytes, **headers: str):
+    import io
+
+    environ: dict = {
+        "PATH_INFO": path,
+        "REQUEST_METHOD": "POST",
+        "SERVER_NAME": "127.0.0.1",
+        "HTTP_HOST": "127.0.0.1",
+        "CONTENT_TYPE": "application/json",
+        "CONTENT_LENGTH": str(len(body)),
+        "wsgi.input": io.BytesIO(body),
+    }
+    environ |= {f"HTTP_{k.upper()}": v for k, v in headers.items()}
+    setup_testing_defaults(environ)
+    answer = {}
+
+    def start_response(status, headers, exc_info=None):
+        answer["status"], answer["headers"] = status, dict(headers)
+
+    out = b"".join(application(environ, start_response))
+    return answer["status"], answer["headers"], out
+
+
+def test_opentelemetry_s_variables_decide_whether_and_how_traces_go(monkeypatch):
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from apps.operations import tracing
+    from apps.operations.tracing_switch import tracing_wanted
+
+    assert not tracing_wanted({})
+    assert tracing_wanted({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318"})
+    assert tracing_wanted({"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://c:4318/v1/traces"})
+    assert tracing_wanted({"OTEL_TRACES_EXPORTER": "console"})
+    assert not tracing_wanted({"OTEL_TRACES_EXPORTER": "none", "OTEL_EXPORTER_OTLP_ENDPOINT": "x"})
+    assert not tracing_wanted({"OTEL_SDK_DISABLED": "true", "OTEL_EXPORTER_OTLP_ENDPOINT": "x"})
+
+    monkeypatch.setenv("OTEL_SERVICE_NAME", "gatehouse-eu")
+    exporter = InMemorySpanExporter()
+    tracing.tracing_start(exporter)
+    try:
+        with tracing._tracer.start_as_current_span("probe"):
+            pass
+    finally:
+        tracing.tracing_stop()
+    [span] = exporter.get_finished_spans()
+    assert span.resource.attributes["service.name"] == "gatehouse-eu"
+
+
+def test_the_console_exporter_prints_spans_when_asked(tmp_path):
+    code = (
+        "import config.wsgi\n"
+        "from tests.operations.test_tracing import call\n"
+        "call(config.wsgi.application, '/api/v1/workspace')\n"
+    )
+    env = {
+        "PATH": "/usr/bin:/bin", "DJANGO_SETTINGS_MODULE": "config.settings", "DEBUG": "true",
+        "OTEL_TRACES_EXPORTER": "console", "DATABASE_URL": f"sqlite:///{tmp_path}/db.sqlite3",
+    }  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    assert '"name": "GET /api/v1/workspace"' in done.stdout
