@@ -99,6 +99,14 @@ def _suspicious_message(refused: SuspiciousOperation) -> str:
 
 
 def _machine_answer(request: HttpRequest, error: MachineError) -> HttpResponse:
+    # Its id for the answer's Request-Id and its log lines: a failing CLI login is found so.
+    request_id = request_facts(request).request_id
+    response = _machine_response(request, error)
+    response["Request-Id"] = request_id
+    return response
+
+
+def _machine_response(request: HttpRequest, error: MachineError) -> HttpResponse:
     if refusal := refused_as_suspicious(request):
         return error(refusal, 400)
     try:

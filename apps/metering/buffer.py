@@ -201,6 +201,28 @@ def request_done() -> None:
         _buffer.ensure_flusher()
 
 
+MOVER_ERROR_INTERVAL_SECONDS = 60
+_mover_errors_at: dict[str, float] = {}
+
+
+def _mover_failed(name: str) -> None:
+    """Log a failed move with its traceback at most once a minute a mover: an outage would
+    otherwise write one at every flush of every process (96 a minute, issue 53)."""
+    now = time.monotonic()
+    if (
+        now - _mover_errors_at.get(name, -MOVER_ERROR_INTERVAL_SECONDS)
+        >= MOVER_ERROR_INTERVAL_SECONDS
+    ):
+        _mover_errors_at[name] = now
+        logger.exception(
+            "Moving %s from Redis failed; what waits there stays for the next move "
+            "(said at most once a minute).",
+            name,
+        )
+    else:
+        logger.debug("Moving %s from Redis failed again.", name, exc_info=True)
+
+
 def usage_flush(at_exit: bool = False) -> dict[str, int]:
     """Write what was gathered since the last flush, then (with Redis) move what waits there;
     how many each mover wrote. A flusher that fails loses its part of this flush (logged),
@@ -224,9 +246,7 @@ def usage_flush(at_exit: bool = False) -> dict[str, int]:
                 try:
                     moved[name] = mover()
                 except Exception:
-                    logger.exception(
-                        "Moving from Redis failed; what waits there stays for the next move."
-                    )
+                    _mover_failed(name)
     finally:
         if threading.current_thread().name == "usage-flush":
             # The flushing thread's own connection, closed after every flush whatever

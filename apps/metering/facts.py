@@ -52,5 +52,5 @@ def request_facts(request: HttpRequest) -> RequestFacts:
     facts: RequestFacts | None = attached.get("gatehouse_facts")
     if facts is None:
         facts = attached["gatehouse_facts"] = RequestFacts(client_ip(request))
-        request_context.set(facts)  # for the JSON log lines, until `finish`
+        request_context.set(facts)  # for the JSON log lines, until the next request
     return facts

@@ -15,7 +15,6 @@ from datetime import UTC, datetime
 from django.conf import settings
 from django.http import HttpRequest
 
-from apps.common.logging import request_context
 from apps.common.metrics import (
     instruments,
     key_lookup_observed,
@@ -106,7 +105,8 @@ def finish(request: HttpRequest, status: int, error: str) -> None:
             refusal_count(facts.key_id, error)
     _observe(facts, status, error)
     request_done()
-    request_context.set(None)
+    # The request's context stays for the lines logged after its answer (Django's own
+    # `django.request` warning, gunicorn's access line); the next request sets its own.
 
 
 # The refusals that say what a presented credential was (apps/api/errors.py).

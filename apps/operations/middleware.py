@@ -1,12 +1,22 @@
-"""The dashboard's requests in the metrics: every request the API's front door passes on."""
+"""The dashboard's requests in the metrics and the logs: every request the API's front door
+passes on is counted and timed, and has a `Request-Id` its log lines carry."""
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from django.http import HttpRequest, HttpResponse
 
 from apps.common.logging import request_context
 from apps.common.metrics import request_observed
+from apps.metering.facts import new_request_id
+
+
+@dataclass(frozen=True, slots=True)
+class PageContext:
+    """What a page's log lines say of it: its request id (the answer's `Request-Id`)."""
+
+    request_id: str
 
 
 def dashboard_metrics(
@@ -17,8 +27,10 @@ def dashboard_metrics(
 
     def middleware(request: HttpRequest) -> HttpResponse:
         started = time.perf_counter()
-        request_context.set(None)
+        context = PageContext(new_request_id())
+        request_context.set(context)
         response = get_response(request)
+        response.headers.setdefault("Request-Id", context.request_id)
         match = getattr(request, "resolver_match", None)
         operation = (match.view_name or "other") if match is not None else "unmatched"
         request_observed(

@@ -3,6 +3,7 @@
 import hmac
 import ipaddress
 import json
+import logging
 from functools import cache
 
 from django.conf import settings
@@ -14,6 +15,8 @@ from apps.common.http import client_ip
 from apps.common.metrics import registry_for_scrape
 
 from .probes import Check, readiness
+
+logger = logging.getLogger("apps.operations")
 
 
 @cache
@@ -57,8 +60,15 @@ def livez(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def readyz(request: HttpRequest) -> HttpResponse:
-    """Ready to serve: 503 when any check fails."""
-    return _checks_response(readiness())
+    """Ready to serve: 503 when a critical check fails, said once as a warning (Django would
+    log each probe's 503 as an error: a fault flooded the log with 126 a minute)."""
+    checks = readiness()
+    response = _checks_response(checks)
+    if response.status_code == 503:
+        failing = ", ".join(f"{c.name} ({c.detail})" for c in checks if c.critical and not c.ok)
+        logger.warning("Not ready: %s", failing)
+        response._has_been_logged = True  # type: ignore[attr-defined] # Django's log_response
+    return response
 
 
 def _checks_response(checks: list[Check]) -> HttpResponse:
