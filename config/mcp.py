@@ -38,7 +38,12 @@ from apps.api_keys.models import ApiKey
 from apps.audit.services import Actor
 from apps.common.retry import retryable, transaction_conflict
 from apps.common.validation import InvalidInput
-from apps.mcp.checks import jsonrpc_message, origin_allowed, single_exchange_version
+from apps.mcp.checks import (
+    jsonrpc_error_answer,
+    jsonrpc_message,
+    origin_allowed,
+    single_exchange_version,
+)
 from apps.mcp.runtime import (
     Answer,
     NeedsTransport,
@@ -281,6 +286,7 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
     if tool in TOOLS and (challenge := scope_challenge(request, key, OPERATIONS_BY_NAME[tool])):
         return rate_limit_headers(request, challenge)
     status, headers, content = _answer(request, key, message, body)
+    facts.answered_as = facts.answered_as or jsonrpc_error_answer(content)
     response = HttpResponse(content, status=status)
     for name, value in headers:
         if name.lower() not in (b"content-length",):

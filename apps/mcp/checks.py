@@ -35,15 +35,30 @@ def _jsonrpc_error(code: int, message: str) -> HttpResponse:
 
 
 def _text(body: bytes, message: Any) -> bool:
-    """Whether every string of the decoded `message` can be written back as UTF-8. Only a body
-    with a `\\u` escape can hold a lone surrogate, so the rest is not looked at again."""
+    """Whether what a reply may carry back (the id, and any object's member names, which an
+    error names) can be written as UTF-8. Only a body with a `\\u` escape can hold a lone
+    surrogate, so the rest is not looked at again. A value that is no text is the operation's
+    to refuse (a tool error naming the field)."""
     if b"\\u" not in body:
         return True
     try:
-        json.dumps(message, ensure_ascii=False).encode("utf-8")
+        json.dumps([message.get("id"), *_names(message)], ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:
         return False
     return True
+
+
+def _names(value: Any, depth: int = 0) -> list[str]:
+    """The member names of every object in `value` (a JSON value), as deep as 20 levels."""
+    if depth > 20:
+        return []
+    if isinstance(value, dict):
+        return [
+            name for key, item in value.items() for name in (str(key), *_names(item, depth + 1))
+        ]
+    if isinstance(value, list):
+        return [name for item in value for name in _names(item, depth + 1)]
+    return []
 
 
 def jsonrpc_message(body: bytes) -> dict[str, Any] | HttpResponse:
@@ -109,3 +124,24 @@ def single_exchange_version(request: HttpRequest, message: dict[str, Any]) -> st
     if message.get("method") not in FAST_METHODS or message.get("id") is None:
         return None
     return version
+
+
+# JSON-RPC's errors as the HTTP answers they stand for, for the metrics and the request log:
+# a method not found is a 404, the rest a 400 (issue 53: they were counted as 2xx).
+_ANSWERED_AS = {-32601: (404, "not-found")}
+
+
+def jsonrpc_error_answer(content: bytes) -> tuple[int, str] | None:
+    """The (status, error) a JSON-RPC error reply (a 200 carrying `"error"`) stands for, or
+    None for a result. Only a reply that names an error is parsed."""
+    if b'"error"' not in content[:2000] or not content.lstrip().startswith(b"{"):
+        return None
+    try:
+        reply = json.loads(content)
+    except ValueError:
+        return None
+    error = reply.get("error") if isinstance(reply, dict) else None
+    if not isinstance(error, dict) or "result" in reply:
+        return None
+    code = error.get("code")
+    return _ANSWERED_AS.get(code, (400, "invalid-input")) if isinstance(code, int) else None

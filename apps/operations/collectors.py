@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from django.db import connection
-from django.db.models import Max
+from django.db.models import Count, Max, Min
 from django.utils import timezone
 from prometheus_client.core import GaugeMetricFamily
 
@@ -34,7 +34,30 @@ class ScrapeCollector:
         yield _gauge("gatehouse_database_up", "1 when the database answers.", database)
         if database:
             yield from self._queue()
+            yield from self._audit_streams()
         yield from self._redis()
+
+    def _audit_streams(self) -> Iterator[Any]:
+        """What waits to be streamed, and for how long (§14, §15): the lag an alert watches."""
+        from apps.audit_streams.models import AuditStream, AuditStreamItem
+
+        waiting = AuditStreamItem.objects.aggregate(n=Count("id"))
+        oldest = AuditStreamItem.objects.filter(stream__enabled=True).aggregate(
+            oldest=Min("created_at")
+        )["oldest"]
+        yield _gauge(
+            "gatehouse_audit_stream_backlog", "Audit events waiting to be streamed (all streams).",
+            waiting["n"] or 0,
+        )  # fmt: skip
+        yield _gauge(
+            "gatehouse_audit_stream_oldest_seconds",
+            "How long the oldest event waiting in an enabled stream has waited (0: none).",
+            max(0.0, (timezone.now() - oldest).total_seconds()) if oldest else 0.0,
+        )
+        yield _gauge(
+            "gatehouse_audit_streams_failing", "Enabled audit streams whose last delivery failed.",
+            AuditStream.objects.filter(enabled=True, failures__gt=0).count(),
+        )  # fmt: skip
 
     def _queue(self) -> Iterator[Any]:
         from apps.jobs.models import WorkerHeartbeat

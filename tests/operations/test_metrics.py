@@ -109,6 +109,30 @@ def test_the_queue_and_its_workers_are_read_at_scrape_time(client):
     assert "gatehouse_redis_up" not in text  # Redis not configured
 
 
+def test_audit_streams_backlog_and_lag_are_read_at_scrape_time(client):
+    from datetime import timedelta
+
+    from apps.audit.services import Actor, audit_record
+    from apps.audit_streams.models import AuditStreamItem
+    from apps.audit_streams.services import stream_create
+    from tests.factories import owner_of
+
+    owner = owner_of()
+    workspace = owner.memberships.get().workspace
+    assert sample(scrape(client), "gatehouse_audit_stream_backlog") == 0
+    stream_create(
+        workspace, kind="https", name="SIEM", url="https://siem.example.test/in",
+        actor=Actor.of_user(owner),
+    )  # fmt: skip
+    for n in range(3):
+        audit_record(workspace=workspace, action="settings.changed", actor=Actor.of_user(owner),
+                     subject=f"Acme {n}")  # fmt: skip
+    AuditStreamItem.objects.update(created_at=timezone.now() - timedelta(minutes=20))
+    text = scrape(client)
+    assert sample(text, "gatehouse_audit_stream_backlog") == 4  # its own creation, and 3
+    assert sample(text, "gatehouse_audit_stream_oldest_seconds") >= 1200
+
+
 def test_redis_and_its_unmoved_batches(client, with_redis):
     _start, stop = with_redis
     text = scrape(client)
@@ -146,3 +170,26 @@ def test_webhook_deliveries_and_tasks_are_counted_by_outcome(client):
     assert delta("gatehouse_webhook_deliveries_total", outcome="delivered") == 1
     assert delta("gatehouse_webhook_delivery_lag_seconds_count") == 1
     assert delta("gatehouse_tasks_total", outcome="done") >= 1
+
+
+def test_a_jsonrpc_error_is_counted_as_the_refusal_it_is_not_as_2xx(client):
+    created = make_key(scopes=["pages:read"])
+    before = scrape(client)
+    answer = client.post(
+        "/mcp",
+        {"jsonrpc": "2.0", "id": 1, "method": "no/such-method"},
+        content_type="application/json",
+        HTTP_ACCEPT="application/json, text/event-stream",
+        HTTP_MCP_PROTOCOL_VERSION="2025-06-18",
+        HTTP_AUTHORIZATION=f"Bearer {created.secret}",
+    )
+    assert answer.json()["error"]["code"] == -32601
+    after = scrape(client)
+
+    def delta(status: str) -> float:
+        name = "gatehouse_requests_total"
+        return sample(after, name, door="mcp", status=status) - sample(
+            before, name, door="mcp", status=status
+        )
+
+    assert (delta("2xx"), delta("4xx")) == (0, 1)
