@@ -50,7 +50,24 @@ def compact_schema(schema: Any) -> Any:
     }
     if "enum" in schema and "enum" not in compact and "description" not in compact:
         compact["description"] = f"One of {len(schema['enum'])} names, e.g. {schema['enum'][0]}."
-    return compact
+    return nullable_as_any_of(compact)
+
+
+# What stays on the outer schema when a nullable type becomes `anyOf`.
+_OUTER = ("description", "title", "default")
+
+
+def nullable_as_any_of(schema: dict[str, Any]) -> dict[str, Any]:
+    """`{"type": ["integer", "null"], ...}` as `{"anyOf": [{"type": "integer", ...},
+    {"type": "null"}]}`: MCP clients' validators (the Inspector's --strict) warn on a list of
+    types; the OpenAPI document keeps JSON Schema's short form."""
+    kinds = schema.get("type")
+    if not (isinstance(kinds, list) and "null" in kinds and len(kinds) == 2):
+        return schema
+    [kind] = [k for k in kinds if k != "null"]
+    inner = {k: v for k, v in schema.items() if k not in _OUTER and k != "type"}
+    outer = {k: v for k, v in schema.items() if k in _OUTER}
+    return {"anyOf": [{"type": kind, **inner}, {"type": "null"}], **outer}
 
 
 def output_shape(schema: Any) -> Any:
@@ -65,7 +82,7 @@ def output_shape(schema: Any) -> Any:
         }
     if "items" in schema:
         shape["items"] = output_shape(schema["items"])
-    return shape
+    return nullable_as_any_of(shape)
 
 
 def tool_for(op: Operation) -> types.Tool:
