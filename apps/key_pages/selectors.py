@@ -32,7 +32,7 @@ KINDS = {
     "member": "Member",
     "cli": "CLI",
     "mcp": "MCP (connected apps)",
-    "service": "Service accounts'",
+    "service": "Service account",
 }
 # "Idle N days" filters the list offers (any whole number in the query works too).
 IDLE_CHOICES = (30, 90)

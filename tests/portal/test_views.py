@@ -153,3 +153,8 @@ def test_a_members_first_key_starts_at_read_and_a_refusal_sits_by_its_choice(cli
     assert message in refused
     # Beside the permissions, not at the top of the form.
     assert refused.index(message) > refused.index('name="access_communities"')
+
+
+def test_the_portal_tells_members_to_export_a_member_key(client, member, community):
+    page = client.get("/portal/settings/developer/").content.decode()
+    assert "export GATEHOUSE_API_KEY=gmk_…" in page and "gwk_" not in page
