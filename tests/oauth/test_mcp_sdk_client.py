@@ -140,7 +140,7 @@ class ChromiumApprover:
                 SCREENSHOTS.mkdir(parents=True, exist_ok=True)
                 await page.screenshot(path=str(SCREENSHOTS / self.screenshot), full_page=True)
             await page.click("button:has-text('Connect')")
-            for _ in range(100):
+            for _ in range(300):  # up to 30 s: the redirect waits for a loaded server
                 if caught:
                     break
                 await asyncio.sleep(0.1)
