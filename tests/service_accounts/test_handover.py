@@ -85,9 +85,22 @@ def test_revoking_or_rolling_the_new_key_ends_the_grace(client, owner, admin, ad
 
 
 def test_the_old_secret_has_the_new_key_s_rights_only(client, owner, admins_key, account):
-    hand_over(owner, admins_key, account)
+    from apps.api_keys.narrowing import api_key_narrow
+
+    new = hand_over(owner, admins_key, account)
     answer = client.get("/api/v1/keys", **auth(admins_key.secret))
     assert answer.status_code == 403  # the new key holds no keys:read, as the old one held none
+    # Narrowed after the hand-over, the new key's rights are the old secret's: the old key's
+    # (pages:read and pages:write) no longer count.
+    api_key_narrow(key=new.key, actor=Actor.of_user(owner), scopes=["pages:read"])
+    assert client.get("/api/v1/pages", **auth(admins_key.secret)).status_code == 200
+    created = client.post(
+        "/api/v1/pages",
+        {"title": "Launch", "slug": "launch", "body": "Soon"},
+        content_type="application/json",
+        **auth(admins_key.secret),
+    )
+    assert created.status_code == 403 and created.json()["error"] == "insufficient-scope"
 
 
 def test_a_leak_report_naming_the_old_secret_ends_the_grace_only(
