@@ -128,7 +128,11 @@ def clean_idle_days(value: Any, field: str = "idleDays") -> int | None:
     """The key policy's idle limit: null (off) or a whole number of days from 30 to 365."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int):  # 30.0 too: the schema's integer
+    # JSON Schema's integer includes 30.0 (the OpenAPI fuzzer sends it as valid): taken as the
+    # integer 30, as maxLifetimeDays is; 30.5 is refused.
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidInput(field, f"{field} must be a whole number of days or null.")
     if not IDLE_DAYS_MIN <= value <= IDLE_DAYS_MAX:
         raise InvalidInput(
