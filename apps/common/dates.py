@@ -54,7 +54,10 @@ def ago(value: datetime | None) -> str:
         return str(naturaltime(value))
     days = abs(span).days
     months = round(days / 30.44)
-    amount = f"{months} months" if months < 12 else _years(days)
+    if months >= 12:
+        amount = _years(days)
+    else:
+        amount = "a month" if months <= 1 else f"{months} months"  # never "1 months"
     return f"in {amount}" if span > timedelta(0) else f"{amount} ago"
 
 

@@ -25,6 +25,12 @@ def test_a_year_ahead_reads_as_a_year_not_eleven_months_and_four_weeks():
     assert ago(now - timedelta(minutes=3)).replace("\xa0", " ") == "3 minutes ago"
 
 
+def test_one_month_reads_as_a_month_never_1_months():
+    now = timezone.now()
+    assert ago(now - timedelta(days=40)) == "a month ago"
+    assert ago(now + timedelta(days=35)) == "in a month"
+
+
 def test_every_template_has_the_filters_without_loading_them():
     rendered = Template("{{ when|moment }} · {{ when|day }}").render(
         Context({"when": datetime(2027, 1, 5, 9, 30, tzinfo=UTC)})
