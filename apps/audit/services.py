@@ -48,7 +48,12 @@ class Actor:
     @property
     def label(self) -> str:
         if self.key is not None:
-            return f"key {self.key.name} ({self.key.hint}) of {self.key.user.email}"
+            holder = self.key.user
+            # A service account's address (svc-…@service.gatehouse.invalid) says nothing.
+            of = (
+                f"service account {holder.full_name}" if holder.is_service_account else holder.email
+            )
+            return f"key {self.key.name} ({self.key.hint}) of {of}"
         if self.user is not None:
             return self.user.email
         if self.stranger:

@@ -5,6 +5,7 @@ mid-word ("owner@demo.gateho" / "use.test"); `|json_pretty` indents a JSON body 
 import html
 import json
 import re
+from typing import Any
 
 from django import template
 from django.utils.safestring import SafeString, mark_safe
@@ -36,3 +37,14 @@ def json_pretty(value: object) -> str:
         return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
     except ValueError:
         return text
+
+
+@register.filter
+def holder(user: Any) -> str:
+    """Who holds a key, as people read it: a person's e-mail address, a service account's name
+    (its address ends in .invalid and says nothing; docs/product.md §12)."""
+    if user is None:
+        return ""
+    if getattr(user, "is_service_account", False):
+        return str(getattr(user, "full_name", "") or "Service account")
+    return str(getattr(user, "email", ""))

@@ -168,3 +168,18 @@ def test_demoting_an_owner_whose_key_is_in_use_shows_it_first(client, owner, wor
     assert "an admin?</h1>" in page and "Make admin</button>" in page
     done = client.post(f"/settings/team/{membership.pk}/", {"role": "admin", "confirm": "1"})
     assert done.status_code == 302 and Membership.objects.get(pk=membership.pk).role == "admin"
+
+
+def test_a_service_account_s_key_names_the_account_not_its_invalid_address(client, owner, account):
+    from apps.service_accounts.services import service_account_key_create
+
+    made = service_account_key_create(
+        account=account, name="Deploys", scopes=["pages:read"], expires_at=None,
+        actor=Actor.of_user(owner),
+    )  # fmt: skip
+    assert client.get("/api/v1/workspace", **auth(made.secret)).status_code == 200
+    usage_flush()
+    for page in (f"/integrations/api/keys/{made.key.pk}/", "/usage/"):
+        text = client.get(page).content.decode()
+        assert "CI deploy" in text, page
+        assert ".invalid" not in text, page
