@@ -23,10 +23,11 @@ from apps.workspaces.services import team_remove
 
 from .keys_in_use import keys_in_use
 
+# Nothing is preselected (docs/product.md §12): each choice says what it costs.
 GRACE_CHOICES = [
-    ("none", "None: the old secret stops now"),
-    ("1h", "1 hour"),
-    ("24h", "24 hours"),
+    ("none", "None: the old secret stops now, and the integration fails until it has the new"),
+    ("1h", "1 hour: time to paste the new secret where the integration reads it"),
+    ("24h", "24 hours: for an integration someone else deploys"),
 ]
 
 
@@ -96,7 +97,7 @@ def team_member_hand_over(request: WorkspaceRequest, membership_id: int) -> Http
         .filter(pk=parse_id(request.POST.get("service_account", "")) or 0)
         .first()
     )
-    grace = HANDOVER_GRACE_PERIODS.get(request.POST.get("grace", "none"))
+    grace = HANDOVER_GRACE_PERIODS.get(request.POST.get("grace", ""))
     if key is None or account is None or grace is None:
         messages.error(request, "Choose one of their keys, a service account and a grace period.")
         return redirect(back)

@@ -146,12 +146,27 @@ def test_the_remove_page_shows_the_keys_in_use_and_hands_one_over(client, owner,
     assert "handed over to the service account CI deploy" in audit
 
 
-def test_a_hand_over_with_nothing_chosen_is_refused_and_changes_nothing(client, owner, admin):
+def test_a_hand_over_with_nothing_chosen_is_refused_and_changes_nothing(
+    client, owner, admin, account
+):
     used = make_key(user=admin, scopes=["pages:read"])
     membership = Membership.objects.get(user=admin)
     answer = client.post(f"/settings/team/{membership.pk}/hand-over/", {"key": used.key.pk})
     assert answer.status_code == 302
     assert ApiKey.objects.get(pk=used.key.pk).revoked_at is None
+    # §12: no grace is chosen for the owner; sent without one, nothing happens.
+    assert client.get("/api/v1/workspace", **auth(used.secret)).status_code == 200
+    usage_flush()  # in use now: the Remove page offers its hand-over
+    page = client.get(f"/settings/team/{membership.pk}/remove/").content.decode()
+    assert '<option value="" selected disabled>Choose how long…</option>' in page
+    assert '<option value="none" selected' not in page
+    answer = client.post(
+        f"/settings/team/{membership.pk}/hand-over/",
+        {"key": used.key.pk, "service_account": account.pk},
+    )
+    assert answer.status_code == 302
+    assert ApiKey.objects.get(pk=used.key.pk).revoked_at is None
+    assert not ApiKey.objects.filter(user=account.user).exists()
 
 
 def test_demoting_an_owner_whose_key_is_in_use_shows_it_first(client, owner, workspace):
