@@ -52,7 +52,12 @@ def leaving_page(
             "mate": membership,
             "demote": demote,
             "in_use": keys_in_use(request.workspace, membership.user),
-            "other_keys": ApiKey.objects.current()
+            # Working keys and keys waiting for approval, counted apart: a waiting key works
+            # nowhere, and "2 working keys" beside one listed read as a miscount (issue 54).
+            "working_keys": ApiKey.objects.in_state("active")
+            .filter(workspace=request.workspace, user=membership.user)
+            .count(),
+            "waiting_keys": ApiKey.objects.in_state("pending")
             .filter(workspace=request.workspace, user=membership.user)
             .count(),
             "service_accounts": list(service_accounts_of(request.workspace)),

@@ -198,3 +198,17 @@ def test_a_service_account_s_key_names_the_account_not_its_invalid_address(clien
         text = client.get(page).content.decode()
         assert "CI deploy" in text, page
         assert ".invalid" not in text, page
+
+
+def test_the_remove_page_counts_working_and_waiting_keys_apart(client, owner, admin, workspace):
+    from apps.workspaces.models import Workspace
+
+    make_key(user=admin, scopes=["pages:read"], name="Works")
+    Workspace.objects.filter(pk=workspace.pk).update(key_approval="all")
+    waiting = make_key(user=admin, scopes=["pages:read"], name="Waits")
+    assert waiting.key.approval_requested_at is not None
+    membership = Membership.objects.get(user=admin)
+    page = client.get(f"/settings/team/{membership.pk}/remove/").content.decode()
+    said = " ".join(page.split())
+    assert "is revoked at once: 1 working key now, and 1 waiting for an owner's approval" in said
+    assert "2 working keys" not in said
