@@ -13,6 +13,7 @@ from apps.accounts.sudo import recent_authentication_required
 from apps.api_keys.models import ApiKey
 from apps.api_keys.policy import DESCRIPTION_MAX_LENGTH
 from apps.audit.services import request_actor
+from apps.common.dates import ago
 from apps.common.validation import InvalidInput
 from apps.service_accounts.services import (
     UNUSED_ACCOUNT_DAYS,
@@ -24,6 +25,8 @@ from apps.service_accounts.services import (
 )
 from apps.workspaces.decorators import WorkspaceRequest, workspace_staff_required
 from apps.workspaces.models import Membership, ServiceAccount
+
+from .keys_in_use import keys_in_use
 
 
 class ServiceAccountForm(forms.Form):
@@ -130,8 +133,30 @@ def service_account_detail(request: WorkspaceRequest, account_id: int) -> HttpRe
             "keys": keys.current(),
             "old_keys": keys.exclude(pk__in=keys.current().values("pk")).count(),
             "can_edit": _is_owner(request),
+            "deletion_warning": deletion_warning(request, account),
+            "deletion_warning": deletion_warning(request, account),
             "new_key_url": reverse("key_pages:create") + f"?service_account={account.pk}",
         },
+    )
+
+
+def deletion_warning(request: WorkspaceRequest, account: ServiceAccount) -> str:
+    """What deleting `account` stops, naming its keys in use with their requests and last use,
+    as the Remove page does for a person (issue 54)."""
+    used = keys_in_use(request.workspace, account.user)
+    if not used:
+        return (
+            "Every key of it is revoked at once. None of them made a request in the last 30 "
+            "days: nothing stops working that anything still uses."
+        )
+    named = "; ".join(
+        f"{item.key.name} ({item.key.hint}): {item.requests} request"
+        f"{'' if item.requests == 1 else 's'} in 30 days, last used {ago(item.key.last_used_at)}"
+        for item in used
+    )
+    return (
+        f"Every key of it is revoked at once, and what uses them stops on its next request: "
+        f"{named}."
     )
 
 
@@ -147,8 +172,7 @@ def service_account_delete_page(request: WorkspaceRequest, account_id: int) -> H
             "confirm.html",
             {
                 "title": f"Delete the service account {account.name}?",
-                "message": "Every key of it is revoked at once: integrations using them stop "
-                "on their next request.",
+                "message": deletion_warning(request, account),
                 "action_label": "Delete service account",
                 "cancel_url": reverse("team:service_account", args=[account.pk]),
             },

@@ -212,3 +212,20 @@ def test_the_remove_page_counts_working_and_waiting_keys_apart(client, owner, ad
     said = " ".join(page.split())
     assert "is revoked at once: 1 working key now, and 1 waiting for an owner's approval" in said
     assert "2 working keys" not in said
+
+
+def test_deleting_it_names_its_keys_in_use_with_their_requests_and_last_use(client, owner, account):
+    from apps.service_accounts.services import service_account_key_create
+
+    made = service_account_key_create(
+        account=account, name="Deploys", scopes=["pages:read"], expires_at=None,
+        actor=Actor.of_user(owner),
+    )  # fmt: skip
+    for _ in range(2):
+        assert client.get("/api/v1/workspace", **auth(made.secret)).status_code == 200
+    usage_flush()
+    confirm = client.get(f"{LIST}{account.pk}/delete/").content.decode()
+    said = " ".join(confirm.split())
+    assert f"Deploys ({made.key.hint}): 2 requests in 30 days, last used" in said
+    page = client.get(f"{LIST}{account.pk}/").content.decode()
+    assert f"Deploys ({made.key.hint}): 2 requests in 30 days" in " ".join(page.split())
