@@ -3,8 +3,17 @@
 document.documentElement.classList.add("js");
 
 // Buttons shown only once this script runs (copy buttons) cannot take autofocus at parse time.
+// A form sent back with errors puts focus on the first field in error instead, in view: the
+// create form's permission error sat 1,178 px below a focused Name (issue 54).
 const autofocused = document.querySelector("[autofocus]");
-if (autofocused && document.activeElement !== autofocused) autofocused.focus();
+const firstError = document.querySelector("form .error[role=alert], form .form-errors[role=alert]");
+const fieldInError = firstError && firstError.closest(".field, fieldset")?.querySelector(
+  "input:not([type=hidden]):not([disabled]), select:not([disabled]), textarea:not([disabled])",
+);
+const focusFirst = fieldInError || autofocused;
+if (focusFirst && document.activeElement !== focusFirst) focusFirst.focus({ preventScroll: true });
+if (firstError) firstError.scrollIntoView({ block: "center" });
+else if (focusFirst) focusFirst.scrollIntoView({ block: "nearest" });
 
 const announcer = () => document.getElementById("announcer");
 

@@ -246,3 +246,19 @@ def test_the_object_pickers_follow_the_permissions(page, live_server):
     expect(page.locator(".restriction-group[data-group=pages]")).to_be_hidden()
     page.click("text=Read & write: all resources")
     expect(page.locator(".restriction-group[data-group=pages]")).to_be_visible()
+
+
+def test_a_refused_create_puts_focus_on_the_first_field_in_error_in_view(page, live_server):
+    """Issue 54: with no permission chosen, the error sat 1,178 px below and focus on Name."""
+    owner_of(email="owner@example.com")
+    sign_in(page, "owner@example.com")
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(live_server.url + "/integrations/api/new/")
+    page.click("button[name=preset][value=none]")
+    page.fill("input[name=name]", "Nothing allowed")
+    page.click("button:has-text('Create key')")
+    error = page.locator(".permissions-field .error[role=alert]")
+    expect(error).to_be_visible()
+    expect(error).to_be_in_viewport()
+    focused = page.evaluate("document.activeElement.closest('.permissions-field') !== null")
+    assert focused, page.evaluate("document.activeElement.outerHTML")
