@@ -113,7 +113,8 @@ def key_decide(request: WorkspaceRequest) -> HttpResponse:
         works = "it works" if len(decided) == 1 else "they work"
         messages.success(request, f"Approved {names}: {works} from the next request on.")
     elif decided:
-        messages.success(request, f"Denied {names}. Each holder is told by e-mail.")
+        told = "Its holder is" if len(decided) == 1 else "Each holder is"
+        messages.success(request, f"Denied {names}. {told} told by e-mail.")
     for line in skipped:
         messages.warning(request, f"Not decided: {line}")
     return redirect(_back(request))
