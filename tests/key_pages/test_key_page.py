@@ -70,6 +70,9 @@ def test_scopes_a_key_has_not_used_for_30_days_are_flagged_and_narrowed_in_one_s
         client.force_login(owner)
         listing = client.get("/integrations/api/").content.decode()
         assert "2 unused for 30 days" in listing
+        detail = " ".join(client.get(page_of(created.key)).content.decode().split())
+        assert "Never unused" not in detail and "Never</span> <span" not in detail
+        assert detail.count('<span class="badge badge--warning">never used</span>') == 2
         response = client.post(page_of(created.key) + "narrow/", {"used_only": "yes"})
         assert response.status_code == 302
     assert ApiKey.objects.get(pk=created.key.pk).scopes == ["pages:read"]
