@@ -142,3 +142,53 @@ def dangling_references(page) -> list[str]:
         "elements => elements.flatMap(e => e.getAttribute('aria-describedby').split(/\\\\s+/))"
         ".filter(id => !document.getElementById(id))"
     )
+
+
+def violations_of(page, rules: list[str]) -> list[str]:
+    """axe's findings for `rules`, whatever their impact (heading-order is only moderate)."""
+    page.add_script_tag(path=str(AXE))
+    result = page.evaluate(
+        "rules => axe.run(document, {runOnly: {type: 'rule', values: rules}})", rules
+    )
+    return [
+        f"{v['id']}: {v['help']} at " + ", ".join(node["target"][0] for node in v["nodes"][:3])
+        for v in result["violations"]
+    ]
+
+
+def test_an_opened_log_row_a_service_account_tag_and_a_stream_s_test_button_pass_axe(
+    axe_page, live_server
+):
+    """Issue 54, item 18: the tag at 3.8:1, the opened row's duration at 4.47:1, its h3 after
+    an h1, and a button whose aria-label did not contain its visible text."""
+    from apps.audit.services import Actor
+    from apps.audit_streams.services import stream_create
+    from apps.service_accounts.services import service_account_create, service_account_key_create
+
+    owner = owner_of(email="owner@acme.test")
+    workspace = owner.memberships.get().workspace
+    account = service_account_create(workspace=workspace, name="CI", actor=Actor.of_user(owner))
+    made = service_account_key_create(
+        account=account, name="Deploys", scopes=["pages:read"], expires_at=None,
+        actor=Actor.of_user(owner),
+    )  # fmt: skip
+    stream_create(
+        workspace, kind="https", name="SIEM", url="https://siem.example.test/in",
+        actor=Actor.of_user(owner),
+    )  # fmt: skip
+    import requests
+
+    requests.get(
+        f"{live_server.url}/api/v1/workspace",
+        headers={"Authorization": f"Bearer {made.secret}"},
+        timeout=10,
+    )
+    page = axe_page
+    sign_in(page, "owner@acme.test")
+    rules = ["color-contrast", "heading-order", "label-content-name-mismatch"]
+    page.goto("/logs/")
+    page.locator(".request summary").first.click()
+    assert violations_of(page, rules) == []
+    for path in ("/integrations/api/", "/settings/audit-streaming/"):
+        page.goto(path)
+        assert violations_of(page, rules) == [], path
