@@ -134,7 +134,6 @@ def service_account_detail(request: WorkspaceRequest, account_id: int) -> HttpRe
             "old_keys": keys.exclude(pk__in=keys.current().values("pk")).count(),
             "can_edit": _is_owner(request),
             "deletion_warning": deletion_warning(request, account),
-            "deletion_warning": deletion_warning(request, account),
             "new_key_url": reverse("key_pages:create") + f"?service_account={account.pk}",
         },
     )

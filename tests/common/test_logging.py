@@ -108,6 +108,9 @@ def test_what_gunicorn_refuses_itself_is_answered_in_the_apis_json(
                     pytest.fail("the server did not start")
                 time.sleep(0.1)
         with connection:
+            # The worker may still be importing the app when the master accepts: wait for the
+            # answer as long as a loaded machine needs (5 s timed out in a full run).
+            connection.settimeout(60)
             connection.sendall(request_bytes + b"Host: x\r\n\r\n")
             answer = b""
             while chunk := connection.recv(65536):
