@@ -42,20 +42,9 @@ def test_a_query_string_of_too_many_fields_is_a_400_with_a_good_key_too(live_ser
 
 
 def test_a_jsonrpc_id_that_is_not_text_is_an_invalid_request(live_server):
-    created = make_key()
     # "\ud800" in JSON decodes to a lone surrogate: no reply could be written with it.
     body = b'{"jsonrpc": "2.0", "id": "\\ud800", "method": "tools/list"}'
-    answer = httpx2.post(
-        f"{live_server.url}/mcp",
-        content=body,
-        headers={
-            "Authorization": f"Bearer {created.secret}",
-            "Content-Type": "application/json",
-            "Accept": "application/json, text/event-stream",
-            "MCP-Protocol-Version": "2025-06-18",
-        },
-        timeout=10,
-    )
+    answer = _mcp(live_server, make_key().secret, body)
     assert answer.status_code == 400, answer.text[:300]
     assert answer.json()["error"]["code"] == -32600
 
