@@ -14,6 +14,7 @@ from apps.pages.operations import OPERATIONS as PAGE_OPERATIONS
 from apps.products.operations import OPERATIONS as PRODUCT_OPERATIONS
 from apps.request_log.operations import OPERATIONS as REQUEST_LOG_OPERATIONS
 from apps.service_accounts.operations import OPERATIONS as SERVICE_ACCOUNT_OPERATIONS
+from apps.usage.quota_operations import OPERATIONS as QUOTA_OPERATIONS
 from apps.workspaces.operations import OPERATIONS as WORKSPACE_OPERATIONS
 
 OPERATIONS: tuple[Operation, ...] = (
@@ -22,6 +23,7 @@ OPERATIONS: tuple[Operation, ...] = (
     *COMMUNITY_OPERATIONS,
     *PAGE_OPERATIONS,
     *KEY_OPERATIONS,
+    *QUOTA_OPERATIONS,
     *APPROVAL_OPERATIONS,
     *REQUEST_LOG_OPERATIONS,
     *SERVICE_ACCOUNT_OPERATIONS,

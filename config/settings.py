@@ -43,7 +43,7 @@ INSTALLED_APPS = [
         for name in """
         accounts workspaces api_keys key_pages products communities pages usage request_log
         portal audit audit_pages devices oauth invitations team api metering leaks key_expiry
-        service_accounts idle_keys key_health mcp demo jobs webhooks audit_streams approvals
+        service_accounts idle_keys key_health mcp demo jobs webhooks audit_streams approvals quotas
         """.split()
     ),
     "django_tasks",

@@ -27,7 +27,7 @@ def _refuse_weak_secrets() -> None:
     # (API_KEY_HASH_SECRET) or let anyone sign sessions and confirmation links (SECRET_KEY).
     from django.core.exceptions import ImproperlyConfigured
 
-    from apps.api_keys.checks import weak_secret_settings
+    from apps.common.server_secrets import weak_secret_settings
 
     for name, problem in weak_secret_settings():
         raise ImproperlyConfigured(f"{name} {problem}; see manage.py check --deploy.")

@@ -11,6 +11,7 @@ from apps.api.scopes import ALL_SCOPES
 from apps.api_keys.models import ApiKey
 from apps.api_keys.restrictions import Restrictions
 from apps.api_keys.services import CreatedApiKey, api_key_create
+from apps.quotas.periods import Quota
 from apps.workspaces.models import Membership, Workspace
 
 PASSWORD = "a-long-test-password-42"
@@ -74,6 +75,7 @@ def make_key(
     name: str = "Test key",
     tag: str = ApiKey.Tag.NONE,
     restrictions: Restrictions | None = None,
+    quota: Quota | None = None,
 ) -> CreatedApiKey:
     """A key made by the real service, so tests use real secrets and real hashes."""
     if user is None:
@@ -89,6 +91,7 @@ def make_key(
         kind=kind,
         tag=tag,
         restrictions=restrictions,
+        quota=quota,
     )
 
 

@@ -30,6 +30,7 @@ STATUS_BY_REASON = {
     "conflict": 409,
     "method-not-allowed": 405,
     "rate-limited": 429,
+    "quota-exceeded": 429,
     "unavailable": 503,
     "internal-error": 500,
 }
@@ -62,6 +63,7 @@ DEFAULT_MESSAGES = {
     "conflict": "The object is not in a state this operation applies to.",
     "method-not-allowed": "This method is not allowed here.",
     "rate-limited": "Too many requests with this key; slow down.",
+    "quota-exceeded": "This key's quota for its period is spent; it refills at the next period.",
     "unavailable": "The database is briefly out of reach and nothing was changed: try again in "
     "a few seconds (Retry-After).",
     "internal-error": "Something went wrong on our side; the request was not completed.",

@@ -7,10 +7,10 @@ class ApiKeysConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from apps.common import server_secrets  # noqa: F401 - registers the secrets' checks
         from apps.metering.buffer import register_flusher
         from apps.workspaces.signals import holder_removed
 
-        from . import checks  # noqa: F401 - registers the system checks
         from .removal import api_keys_revoke_for_removed
         from .verification import api_key_write_use
 

@@ -32,6 +32,7 @@ def key_to_json(key: ApiKey) -> dict[str, Any]:
         "lastUsedIp": key.last_used_ip,
         "state": key.state,
         "approval": approval_to_json(key),
+        "quota": key.quota.as_json() if key.quota else None,
         "serviceAccount": service_account_of(key),
     }
 

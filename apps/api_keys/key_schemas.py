@@ -6,6 +6,7 @@ from typing import Any
 from apps.api.operations import Param, object_schema
 from apps.api.schemas import date_time, long_text, single_line_text
 from apps.api.scopes import EVERY_SCOPE
+from apps.quotas.schemas import QUOTA, QUOTA_USE
 
 from .models import ApiKey, ApiKeyState
 from .policy import DESCRIPTION_MAX_LENGTH, EXPIRY_DAY_CHOICES
@@ -95,6 +96,7 @@ _KEY_PROPERTIES: dict[str, Any] = {
             "description": "The key's approval, null when it never needed one.",
         }
     ),
+    "quota": _nullable(QUOTA),
     "serviceAccount": _nullable(
         {
             **object_schema({"id": {"type": "integer"}, "name": {"type": "string"}}),
@@ -111,6 +113,7 @@ KEY_DETAIL = object_schema(
             "additionalProperties": _nullable(date_time()),
             "description": "When each scope was last used, null for never.",
         },
+        "quotaUse": QUOTA_USE,
     }
 )
 KEY_SECRET = object_schema(
@@ -146,6 +149,7 @@ KEY_CREATE = {
                 "workspace's key policy allows it.",
             },
             "restrictions": RESTRICTION_CHANGES,
+            "quota": {**_nullable(QUOTA), "description": "At most the calling key's own."},
         },
         required=False,
     ),

@@ -6,8 +6,14 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from apps.api.scopes import summarize_scopes
+from apps.quotas.periods import PERIODS, Quota
 from apps.workspaces.models import Workspace
 
+# The model field that holds each restrictable group's chosen ids, and when a scope not
+# exercised counts as unused: their module is evidence.py, importers find them here too.
+from .evidence import RESTRICTED_FIELD as RESTRICTED_FIELD
+from .evidence import UNUSED_AFTER as UNUSED_AFTER
+from .evidence import UseEvidence
 from .policy import key_policy_problem
 from .restrictions import Restrictions
 
@@ -15,11 +21,6 @@ from .restrictions import Restrictions
 from .states import WAITING as WAITING
 from .states import ApiKeyState as ApiKeyState
 from .states import current_condition, state_condition
-
-# A scope not exercised for this long counts as unused (least privilege).
-UNUSED_AFTER = timedelta(days=30)
-# The model field that holds each restrictable group's chosen ids.
-RESTRICTED_FIELD = {"communities": "community_ids", "pages": "page_ids", "products": "product_ids"}
 
 
 class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
@@ -30,7 +31,7 @@ class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
         return self.filter(current_condition(now or timezone.now()))
 
 
-class ApiKey(models.Model):
+class ApiKey(UseEvidence, models.Model):
     """A bearer credential. Only the keyed hash of its secret is stored, never the secret."""
 
     class Kind(models.TextChoices):
@@ -86,6 +87,9 @@ class ApiKey(models.Model):
     product_ids = models.JSONField(null=True, blank=True)
     allowed_networks = models.JSONField(default=list, blank=True)
     rate_limit_per_minute = models.PositiveIntegerField(null=True, blank=True)
+    # Its quota (docs/product.md §17): requests a period from its creation; null for none.
+    quota_requests = models.PositiveIntegerField(null=True, blank=True)
+    quota_period = models.CharField(max_length=8, blank=True, default="")
     # When each chosen object was last reached ({"communities:12": ISO time}), at most once a
     # minute each: the evidence for dropping a chosen object nobody uses.
     object_last_used = models.JSONField(default=dict, blank=True)
@@ -140,6 +144,11 @@ class ApiKey(models.Model):
                 condition=Q(rate_limit_per_minute__isnull=True)
                 | Q(rate_limit_per_minute__gte=1, rate_limit_per_minute__lte=100_000),
                 name="api_key_rate_limit_in_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(quota_requests__isnull=True, quota_period="")
+                | Q(quota_requests__gte=1, quota_period__in=PERIODS),
+                name="api_key_quota_whole",
             ),
             models.UniqueConstraint(
                 fields=["workspace", "user", "installation_id"],
@@ -208,53 +217,13 @@ class ApiKey(models.Model):
         self.rate_limit_per_minute = restrictions.rate_limit_per_minute
         return [*RESTRICTED_FIELD.values(), "allowed_networks", "rate_limit_per_minute"]
 
-    def chosen(self, group: str) -> list[int] | None:
-        """The ids of `group` this key is limited to, or None for all of the group."""
-        return getattr(self, RESTRICTED_FIELD[group])
-
-    def object_used_at(self, group: str, object_id: int) -> datetime | None:
-        stamp = (self.object_last_used or {}).get(f"{group}:{object_id}")
-        return datetime.fromisoformat(stamp) if stamp else None
-
-    def unused_objects_at(self, now: datetime) -> dict[str, list[int]]:
-        """Per limited group, the chosen ids not reached for 30 days (keys 30 days old or more)."""
-        if now - self.created_at < UNUSED_AFTER:
-            return {}
-        unused = {}
-        for group in RESTRICTED_FIELD:
-            ids = [
-                object_id
-                for object_id in self.chosen(group) or ()
-                if (used := self.object_used_at(group, object_id)) is None
-                or now - used >= UNUSED_AFTER
-            ]
-            if ids:
-                unused[group] = ids
-        return unused
-
-    def scope_used_at(self, scope: str) -> datetime | None:
-        stamp = (self.scope_last_used or {}).get(scope)
-        return datetime.fromisoformat(stamp) if stamp else None
-
-    def unused_scopes_at(self, now: datetime) -> list[str]:
-        """The scopes of a key at least 30 days old that it has not exercised for 30 days."""
-        if now - self.created_at < UNUSED_AFTER:
-            return []
-        return [
-            scope
-            for scope in self.scopes
-            if (used := self.scope_used_at(scope)) is None or now - used >= UNUSED_AFTER
-        ]
+    @property
+    def quota(self) -> Quota | None:
+        return Quota(self.quota_requests, self.quota_period) if self.quota_requests else None
 
     @property
-    def unused_objects(self) -> dict[str, list[int]]:
-        active = self.state == ApiKeyState.ACTIVE
-        return self.unused_objects_at(timezone.now()) if active else {}
-
-    @property
-    def unused_scopes(self) -> list[str]:
-        active = self.state == ApiKeyState.ACTIVE
-        return self.unused_scopes_at(timezone.now()) if active else []
+    def quota_json(self) -> dict[str, object] | None:
+        return self.quota.as_json() if self.quota else None
 
     @property
     def outside_policy(self) -> str | None:
@@ -279,10 +248,6 @@ class ApiKey(models.Model):
             and self.expires_at is not None
             and self.expires_at - now <= timedelta(days=7)
         )
-
-    @property
-    def scope_usage(self) -> list[tuple[str, datetime | None]]:
-        return [(scope, self.scope_used_at(scope)) for scope in self.scopes]
 
     def rolling_at(self, now: datetime) -> bool:
         """Whether the secret before the last roll still works at `now`."""

@@ -22,6 +22,8 @@ from apps.api.operations import (
     body_fields,
 )
 from apps.common.validation import InvalidInput
+from apps.quotas.counting import quota_use_of, quota_wider
+from apps.quotas.periods import quota_from_json
 
 from .key_records import decode_cursor, encode_cursor, expiry_of, key_to_json, with_secret
 from .key_schemas import (
@@ -100,6 +102,9 @@ def _get_key(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]:
     return {
         **key_to_json(key),
         "scopesLastUsed": {scope: iso_time(at) if at else None for scope, at in used.items()},
+        "quotaUse": use.as_json()
+        if (use := quota_use_of(key.pk, key.quota, key.created_at))
+        else None,
     }
 
 
@@ -120,7 +125,10 @@ def _create_key(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]
     _refuse_twice(data["scopes"])
     scopes = clean_scopes(data["scopes"])  # unknown names are bad input, not a wider key
     _refuse_wider(
-        wider_than_key(call.key, scopes=scopes, restrictions=restrictions, expires_at=expires_at),
+        wider_than_key(call.key, scopes=scopes, restrictions=restrictions, expires_at=expires_at)
+        or quota_wider(
+            quota := quota_from_json(data.get("quota", call.key.quota_json)), call.key.quota
+        ),
         "create",
     )
     description = data.get("description", "")
@@ -135,6 +143,7 @@ def _create_key(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]
         expires_at=expires_at,
         restrictions=restrictions,
         actor=call.actor,
+        quota=quota,
     )
     return with_secret(created)
 

@@ -12,6 +12,7 @@ from django.utils import timezone
 from apps.accounts.models import User
 from apps.audit.services import Actor, audit_record
 from apps.common.validation import InvalidInput, clean_text
+from apps.quotas.periods import Quota
 from apps.workspaces.models import Membership, Workspace
 
 from . import tokens
@@ -60,12 +61,13 @@ def api_key_create(
     installation_id: str | None = None,
     restrictions: Restrictions | None = None,
     owner_made: bool = False,
+    quota: Quota | None = None,
 ) -> CreatedApiKey:
     """Create a key for `user` in `workspace` and return it with its secret.
 
     `expires_at=None` means no expiry. A CLI-tagged key always lives exactly 90 days, so
     `expires_at` must be None for it; `installation_id` names the CLI installation that logged
-    in (one live key each, which the database enforces). `restrictions` limit it further.
+    in (one live key each, which the database enforces). `restrictions` and `quota` limit it.
     InvalidInput for a bad name, scopes, expiry or restriction; audited as `actor` (default: user).
 
     A key the workspace's approval policy covers is created waiting (pending) and the owners
@@ -107,6 +109,8 @@ def api_key_create(
             expires_at=expires_at,
             installation_id=installation_id,
             approval_requested_at=now if waits else None,
+            quota_requests=quota.requests if quota else None,
+            quota_period=quota.period if quota else "",
         )
         key.set_restrictions(restrictions)
         key.save(force_insert=True)
@@ -122,6 +126,7 @@ def api_key_create(
                 "tag": tag,
                 **({"restrictions": restrictions.as_json()} if not restrictions.is_empty else {}),
                 **({"waitsForApproval": True} if waits else {}),
+                **({"quota": quota.as_json()} if quota else {}),
             },
         )
         if waits:

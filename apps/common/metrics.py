@@ -49,8 +49,8 @@ class Instruments:
         )
         self.rate_limited = Counter(
             "gatehouse_rate_limit_hits",
-            "Requests refused by a rate limit: a key's (key) or a client address's refused "
-            "credentials (address).",
+            "Requests refused by a rate limit: a key's (key), a client address's refused "
+            "credentials (address), or a key's spent quota (quota).",
             ["bucket"],
         )
         self.key_lookups = Counter(

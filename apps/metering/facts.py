@@ -8,6 +8,7 @@ instead of loose attributes on the request.
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from uuid import UUID
 
@@ -16,7 +17,7 @@ from django.http import HttpRequest
 from apps.common.http import client_ip
 from apps.common.logging import request_context
 
-from .limits import RateLimitState
+from .standing import RateLimitState
 
 
 def new_request_id() -> str:
@@ -44,6 +45,10 @@ class RequestFacts:
     # The status and error code the same operation has over the API, when the HTTP answer
     # does not carry them: an MCP tool error travels in a 200 (docs/product.md §11).
     answered_as: tuple[int, str] | None = None
+    # Gives back the unit of quota the request took as it was admitted, when its answer is not
+    # a counted 2xx (apps/metering/quotas.py).
+    quota_give_back: Callable[[], None] | None = None
+    quota_exempt: bool = False  # MCP's own methods (initialize, tools/list): never counted
 
 
 def request_facts(request: HttpRequest) -> RequestFacts:

@@ -25,7 +25,7 @@ from apps.common.spans import span_attributes
 
 from .buffer import Gathered, add, buffer_reset, request_done
 from .facts import RequestFacts, request_facts
-from .limits import NOTHING, LimiterNote, RateLimitState, rate_limit_take
+from .limits import NOTHING, LimiterNote, rate_limit_take
 from .networks import networks_reset, note_network
 from .pending import (
     noted_key,
@@ -34,6 +34,7 @@ from .pending import (
     redis_pending_reset,
     redis_unsettled_answer,
 )
+from .quotas import QuotaTake, quota_give_back
 from .records import (
     COLUMN_LIMITS,
     OPERATION_MAX,
@@ -49,6 +50,7 @@ from .records import (
     outcome_of,
 )
 from .refusals import refusal_count
+from .standing import RateLimitState
 
 
 def admit(
@@ -57,6 +59,7 @@ def admit(
     limit: int,
     failed_credential: bool = False,
     now: datetime | None = None,
+    quota: QuotaTake | None = None,
 ) -> RateLimitState | None:
     """Take the request's place in its bucket and open its record; its standing, or None when
     limits are off.
@@ -65,7 +68,8 @@ def admit(
     counted as 200 if allowed (its network noted for the flush) and 429 if refused; its
     standing goes to the facts for the RateLimit fields. A `failed_credential` goes in the
     client address's bucket of refused credentials, counted as 401 or 429, and a refusal
-    blocks the address on every app server (with Redis).
+    blocks the address on every app server (with Redis). A key's `quota` is taken in the same
+    step; the unit is given back by `finish` when the answer is not a counted 2xx.
     """
     facts = request_facts(request)
     ip = facts.client_ip
@@ -76,9 +80,16 @@ def admit(
         assert key_id is not None
         bucket, block, allowed_as = f"key:{key_id}", None, 200
     note = _limiter_note(request, facts, allowed_as, 429)
-    state = rate_limit_take(bucket, limit, block=block, note=note)
+    state = rate_limit_take(bucket, limit, block=block, note=note, quota=quota)
+    if quota is not None and state is not None and state.quota and not state.quota.refused:
+        if state.quota.in_database:
+            facts.quota_give_back = quota.give_back_in_database
+        else:
+            redis_key = quota.redis_key
+            facts.quota_give_back = lambda: quota_give_back(redis_key)
     if state is not None and state.refused:
-        instruments().rate_limited.labels("address" if failed_credential else "key").inc()
+        reason = "address" if failed_credential else "quota" if state.quota_spent else "key"
+        instruments().rate_limited.labels(reason).inc()
     if state is not None and state.counted:
         facts.counted = note.count_refused if state.refused else note.count_allowed
         facts.logged = bool(note.log_entry)
@@ -97,6 +108,9 @@ def finish(request: HttpRequest, status: int, error: str) -> None:
     facts = request_facts(request)
     if facts.answered_as is not None:
         status, error = facts.answered_as
+    if facts.quota_give_back is not None and (facts.quota_exempt or not 200 <= status < 300):
+        facts.quota_give_back()  # only answered 2xx requests are counted (§17)
+        facts.quota_give_back = None
     if facts.key_id is not None:
         if facts.unsettled is None or not _answer_unsettled(request, facts, status, error):
             _count(facts, status)

@@ -8,7 +8,7 @@ from django.core.checks import run_checks
 from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 
-from apps.api_keys.checks import hash_secret_problem
+from apps.common.server_secrets import hash_secret_problem
 
 STRONG = "kJ3v9QpX2mZr7TfW1yBn8HcL5sDg0aEu4iKoPq6MxVbN"
 

@@ -1,0 +1,230 @@
+"""A key's quota counted (docs/product.md §17): what the limiter's Redis call is given for it,
+the PostgreSQL side (rebuilding a count Redis lost, counting while Redis is away, the copy of
+Redis's counts that rebuilds start from), and what a period has used so far.
+
+The reasoning for exactness under concurrency is in docs/operations.md, "Quotas".
+"""
+
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import F, Value
+from django.db.models.functions import Greatest
+
+from apps.api.http import iso_time
+from apps.common.cache import redis_client
+from apps.metering.quotas import TOUCHED, QuotaTake
+
+from .models import QuotaCounter
+from .periods import WINDOW_SECONDS, Period, Quota, period_at
+
+logger = logging.getLogger("apps.quotas")
+
+# Answered 2xx requests of these keys since a moment (apps/usage registers it: the usage
+# tables are that app's).
+AnsweredCounter = Callable[[list[int], datetime], int]
+_answered: list[AnsweredCounter] = []
+CHECKPOINT_BATCH = 1000
+
+
+def register_answered_counter(counter: AnsweredCounter) -> None:
+    _answered[:] = [counter]
+
+
+def _answered_since(key_ids: list[int], since: datetime) -> int:
+    return _answered[0](key_ids, since) if _answered else 0
+
+
+def redis_key_of(scope: str, period: Period) -> str:
+    return f"gatehouse:quota:{scope}:{int(period.start.timestamp())}"
+
+
+def _scope_of_redis_key(redis_key: str) -> tuple[str, datetime]:
+    _, _, scope, start = redis_key.split(":")
+    return scope, datetime.fromtimestamp(int(start), UTC)
+
+
+@dataclass(frozen=True)
+class QuotaHolder:
+    """Whose allowance a request draws from: a key's own (scope "k<id>")."""
+
+    scope: str
+    key_ids: list[int]
+    quota: Quota
+    anchor: datetime
+
+    def period(self, now: datetime) -> Period:
+        return period_at(self.anchor, self.quota.period, now)
+
+
+def holder_of(key_id: int, quota: Quota | None, created_at: datetime) -> QuotaHolder | None:
+    """The quota a key draws from, or None for a key without one."""
+    if quota is None:
+        return None
+    return QuotaHolder(f"k{key_id}", [key_id], quota, created_at)
+
+
+def quota_take(holder: QuotaHolder, now: datetime) -> QuotaTake:
+    """What the limiter needs to take one request from `holder`'s allowance now."""
+    period = holder.period(now)
+    left = period.seconds_left(now)
+    return QuotaTake(
+        redis_key=redis_key_of(holder.scope, period),
+        limit=holder.quota.requests,
+        window=WINDOW_SECONDS.get(holder.quota.period),
+        reset_seconds=left,
+        expire_seconds=None if left is None else left + 86_400,
+        rebuild=lambda: net_used_in_database(holder, period),
+        take_in_database=lambda: _take_in_database(holder, period),
+        give_back_in_database=lambda: _give_back_in_database(holder, period),
+    )
+
+
+def period_counter(holder: QuotaHolder, period: Period) -> QuotaCounter:
+    """The period's row, made with what the usage tables say was used when there is none."""
+    try:
+        return QuotaCounter.objects.get(scope=holder.scope, period_start=period.start)
+    except QuotaCounter.DoesNotExist:
+        pass
+    used = _answered_since(holder.key_ids, period.start)
+    try:
+        with transaction.atomic():
+            return QuotaCounter.objects.create(
+                scope=holder.scope, period_start=period.start, used=used
+            )
+    except IntegrityError:  # made by another request meanwhile
+        return QuotaCounter.objects.get(scope=holder.scope, period_start=period.start)
+
+
+def net_used_in_database(holder: QuotaHolder, period: Period) -> int:
+    """The period's net use as PostgreSQL knows it: the most of the copy of Redis's count and
+    the usage tables' answered requests, less the owners' credit. Rebuilding Redis from it
+    never hands out a fresh allowance (at most the last few seconds before a crash are missing
+    from both: docs/operations.md)."""
+    row = QuotaCounter.objects.filter(scope=holder.scope, period_start=period.start).first()
+    answered = _answered_since(holder.key_ids, period.start)
+    if row is None:
+        return answered
+    return max(row.used, answered) - row.credit
+
+
+def _take_in_database(holder: QuotaHolder, period: Period) -> tuple[bool, int]:
+    """One unit from the period's row, only while it is below the allowance: (admitted, net)."""
+    row = period_counter(holder, period)
+    limit = holder.quota.requests
+    taken = QuotaCounter.objects.filter(pk=row.pk, used__lt=F("credit") + limit).update(
+        used=F("used") + 1
+    )
+    row.refresh_from_db(fields=["used", "credit"])
+    return taken == 1, row.used - row.credit
+
+
+def _give_back_in_database(holder: QuotaHolder, period: Period) -> None:
+    QuotaCounter.objects.filter(scope=holder.scope, period_start=period.start).update(
+        used=F("used") - 1
+    )
+
+
+def quota_checkpoint() -> int:
+    """Copy the counts Redis changed to PostgreSQL (never lowering what is there): what a
+    rebuild after a Redis crash starts from. Runs after each usage flush; how many it copied."""
+    if not settings.REDIS_URL:
+        return 0
+    client = redis_client()
+    touched = client.spop(TOUCHED, CHECKPOINT_BATCH) or []
+    names = sorted(name.decode() if isinstance(name, bytes) else name for name in touched)
+    if not names:
+        return 0
+    copied = 0
+    for name, value in zip(names, client.mget(names), strict=True):
+        if value is None:
+            continue
+        scope, start = _scope_of_redis_key(name)
+        net = int(value)
+        rows = QuotaCounter.objects.filter(scope=scope, period_start=start)
+        if not rows.update(used=Greatest(F("used"), Value(net) + F("credit"))):
+            try:
+                with transaction.atomic():
+                    QuotaCounter.objects.create(scope=scope, period_start=start, used=max(net, 0))
+            except IntegrityError:
+                rows.update(used=Greatest(F("used"), Value(net) + F("credit")))
+        copied += 1
+    return copied
+
+
+def quota_checkpoint_sweep(now: float) -> int:
+    return quota_checkpoint()
+
+
+@dataclass(frozen=True)
+class QuotaUse:
+    """A quota's current period as people see it."""
+
+    quota: Quota
+    used: int
+    period: Period
+
+    @property
+    def left(self) -> int:
+        return max(0, self.quota.requests - self.used)
+
+    @property
+    def percent(self) -> int:
+        return min(100, self.used * 100 // self.quota.requests)
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            **self.quota.as_json(),
+            "used": max(0, self.used),
+            "left": self.left,
+            "periodStart": iso_time(self.period.start),
+            "refillsAt": iso_time(self.period.end) if self.period.end else None,
+        }
+
+
+def quota_uses(holders: Iterable[QuotaHolder], now: datetime) -> dict[str, QuotaUse]:
+    """The current period's use of each holder, by scope: from Redis where it holds the count
+    (one MGET), else from PostgreSQL."""
+    holders = list(holders)
+    if not holders:
+        return {}
+    periods = [holder.period(now) for holder in holders]
+    held: list[object] = [None] * len(holders)
+    if settings.REDIS_URL:
+        try:
+            keys = [redis_key_of(h.scope, p) for h, p in zip(holders, periods, strict=True)]
+            held = list(redis_client().mget(keys))
+        except Exception as error:
+            logger.warning("Quota counts read from PostgreSQL: Redis is away (%s).", error)
+    uses = {}
+    for holder, period, value in zip(holders, periods, held, strict=True):
+        if isinstance(value, bytes | str | int):
+            used = int(value)
+        else:
+            used = net_used_in_database(holder, period)
+        uses[holder.scope] = QuotaUse(holder.quota, used, period)
+    return uses
+
+
+def refill_text(period: Period) -> str:
+    """When a period's allowance refills, as the 429's message says it."""
+    if period.end is None:
+        return "it does not refill; an owner can top it up"
+    return f"it refills at {period.end:%Y-%m-%d %H:%M} UTC"
+
+
+def quota_wider(quota: Quota | None, caller: Quota | None) -> str | None:
+    """Why a new key with `quota` would escape its maker's (`caller`'s) quota, or None."""
+    if caller is None or (quota is not None and quota.narrower_than(caller)):
+        return None
+    return f"its quota would be more than this key's {caller}"
+
+
+def quota_use_of(key_id: int, quota: Quota | None, created_at: datetime) -> QuotaUse | None:
+    """A key's quota's current period (used, left, its refill), or None without a quota."""
+    holder = holder_of(key_id, quota, created_at)
+    return quota_uses([holder], datetime.now(UTC))[holder.scope] if holder else None

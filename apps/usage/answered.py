@@ -1,0 +1,32 @@
+"""The answered requests a quota counts, from the usage tables: what a quota's count is rebuilt
+from when Redis lost it (apps/quotas/counting.py)."""
+
+from datetime import datetime, timedelta
+
+from django.db.models import Q, Sum
+from django.utils import timezone
+
+from .models import KeyUsageDay, KeyUsageHour
+
+# Hours are kept 90 days (days 13 months): older than this, a period is counted by the day.
+HOURS_TRUSTED = timedelta(days=80)
+# MCP's own methods are counted in usage (as mcp:initialize, mcp:tools/list…), never in a quota.
+_MCP_METHODS = Q(operation__startswith="mcp:", operation__contains="/") | Q(
+    operation__in=["mcp:initialize", "mcp:ping", "mcp:response", "mcp:unknown-method", "mcp:mcp"]
+)
+
+
+def answered_since(key_ids: list[int], since: datetime) -> int:
+    """The 2xx answers of these keys from the hour holding `since` on (that hour in full: a
+    rebuild may count a few requests too many, never too few)."""
+    hour = since.replace(minute=0, second=0, microsecond=0)
+    cutoff = (timezone.now() - HOURS_TRUSTED).replace(hour=0, minute=0, second=0, microsecond=0)
+    total = 0
+    if hour < cutoff:
+        days = KeyUsageDay.objects.filter(
+            key_id__in=key_ids, outcome="2xx", day__gte=hour.date(), day__lt=cutoff.date()
+        )
+        total += days.exclude(_MCP_METHODS).aggregate(n=Sum("count"))["n"] or 0
+        hour = cutoff
+    hours = KeyUsageHour.objects.filter(key_id__in=key_ids, outcome="2xx", hour__gte=hour)
+    return total + (hours.exclude(_MCP_METHODS).aggregate(n=Sum("count"))["n"] or 0)

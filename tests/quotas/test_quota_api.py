@@ -1,0 +1,140 @@
+"""A key's quota through the HTTP API against a live server (docs/product.md §17): counted in
+PostgreSQL here (no Redis); tests/quotas/test_quota_redis.py counts it in Redis."""
+
+from datetime import timedelta
+
+import httpx
+import pytest
+import time_machine
+from django.utils import timezone
+
+from apps.api.scopes import EVERY_SCOPE
+from apps.audit.models import AuditEvent
+from apps.quotas.periods import Quota
+from tests.factories import make_key, owner_of
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def call(live_server, secret: str, method: str = "GET", path: str = "/workspace", body=None):
+    return httpx.request(
+        method,
+        f"{live_server.url}/api/v1{path}",
+        headers={"Authorization": f"Bearer {secret}"},
+        json=body,
+        timeout=10,
+    )
+
+
+@pytest.fixture
+def owner():
+    return owner_of(email="owner@example.com")
+
+
+@pytest.fixture
+def manager(owner):
+    return make_key(user=owner, scopes=EVERY_SCOPE, name="Manager")
+
+
+def test_a_key_created_with_a_quota_says_so_in_its_record(live_server, manager):
+    body = {
+        "name": "Metered",
+        "scopes": ["pages:read"],
+        "quota": {"requests": 10000, "period": "month"},
+    }
+    made = call(live_server, manager.secret, "POST", "/keys", body)
+    assert made.status_code == 201, made.text
+    assert made.json()["quota"] == {"requests": 10000, "period": "month"}
+    shown = call(live_server, manager.secret, "GET", f"/keys/{made.json()['id']}").json()
+    assert shown["quotaUse"]["used"] == 0 and shown["quotaUse"]["left"] == 10000
+    assert shown["quotaUse"]["refillsAt"] is not None
+    assert call(live_server, manager.secret, "GET", "/keys").json()["data"][0]["quota"] == {
+        "requests": 10000,
+        "period": "month",
+    }
+
+
+def test_a_quota_of_three_serves_three_then_refuses_with_retry_after_until_the_refill(
+    live_server, owner
+):
+    key = make_key(user=owner, scopes=["pages:read"], quota=Quota(3, "day")).secret
+    answers = [call(live_server, key) for _ in range(3)]
+    assert [a.status_code for a in answers] == [200, 200, 200]
+    assert '"quota";q=3;w=86400' in answers[0].headers["RateLimit-Policy"]
+    assert '"quota";r=0;' in answers[2].headers["RateLimit"]
+    refused = call(live_server, key)
+    assert refused.status_code == 429
+    assert refused.json()["error"] == "quota-exceeded"
+    assert "3 requests a day is spent; it refills at" in refused.json()["message"]
+    assert 86_000 <= int(refused.headers["Retry-After"]) <= 86_400
+
+
+def test_refused_requests_do_not_count_against_the_quota(live_server, owner):
+    key = make_key(user=owner, scopes=["pages:read"], quota=Quota(2, "day")).secret
+    for _ in range(5):  # 403: the key holds no keys:read
+        assert call(live_server, key, "GET", "/keys").status_code == 403
+    assert [call(live_server, key).status_code for _ in range(3)] == [200, 200, 429]
+
+
+def test_the_quota_refills_to_its_allowance_at_the_period_boundary(live_server, owner):
+    key = make_key(user=owner, scopes=["pages:read"], quota=Quota(2, "day")).secret
+    assert [call(live_server, key).status_code for _ in range(3)] == [200, 200, 429]
+    with time_machine.travel(timezone.now() + timedelta(days=1, seconds=5), tick=True):
+        assert [call(live_server, key).status_code for _ in range(3)] == [200, 200, 429]
+
+
+def test_an_owner_tops_up_a_one_off_allowance_and_gets_exactly_that_many_more(
+    live_server, owner, manager
+):
+    made = make_key(user=owner, scopes=["pages:read"], quota=Quota(2, "never"))
+    assert [call(live_server, made.secret).status_code for _ in range(3)] == [200, 200, 429]
+    spent = call(live_server, made.secret)
+    assert "Retry-After" not in spent.headers  # a one-off allowance never refills
+    topped = call(live_server, manager.secret, "POST", f"/keys/{made.key.pk}/quota", {"add": 3})
+    assert topped.status_code == 200, topped.text
+    assert topped.json()["left"] == 3
+    statuses = [call(live_server, made.secret).status_code for _ in range(4)]
+    assert statuses == [200, 200, 200, 429]
+    event = AuditEvent.objects.get(action="key.quota_changed")
+    assert event.data == {"before": 0, "after": 3, "add": 3}
+
+
+def test_setting_what_is_left_and_the_refusals_of_a_change(live_server, owner, manager):
+    made = make_key(user=owner, scopes=["pages:read"], quota=Quota(5, "week"))
+    path = f"/keys/{made.key.pk}/quota"
+    assert call(live_server, manager.secret, "POST", path, {"set": 1}).json()["left"] == 1
+    assert [call(live_server, made.secret).status_code for _ in range(2)] == [200, 429]
+    both = call(live_server, manager.secret, "POST", path, {"add": 1, "set": 1})
+    assert both.status_code == 400
+    plain = make_key(user=owner, scopes=["pages:read"]).key
+    none = call(live_server, manager.secret, "POST", f"/keys/{plain.pk}/quota", {"add": 1})
+    assert none.status_code == 409 and none.json()["error"] == "conflict"
+
+
+def test_a_key_with_a_quota_mints_no_key_with_more(live_server, owner):
+    limited = make_key(user=owner, scopes=EVERY_SCOPE, quota=Quota(100, "day")).secret
+    wider = {"name": "Wider", "scopes": ["pages:read"], "quota": {"requests": 101, "period": "day"}}
+    refused = call(live_server, limited, "POST", "/keys", wider)
+    assert refused.status_code == 403 and "quota" in refused.json()["message"]
+    unlimited = call(live_server, limited, "POST", "/keys", {**wider, "quota": None})
+    assert unlimited.status_code == 403
+    inherited = call(
+        live_server, limited, "POST", "/keys", {"name": "Same", "scopes": ["pages:read"]}
+    )
+    assert inherited.status_code == 201 and inherited.json()["quota"]["requests"] == 100
+
+
+@pytest.mark.parametrize(
+    "quota",
+    [
+        {"requests": 0, "period": "day"},
+        {"requests": 10, "period": "year"},
+        {"requests": "10", "period": "day"},
+        {"requests": 10},
+    ],
+)
+def test_a_malformed_quota_is_a_clear_400(live_server, manager, quota):
+    body = {"name": "Bad", "scopes": ["pages:read"], "quota": quota}
+    answer = call(live_server, manager.secret, "POST", "/keys", body)
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["error"] == "invalid-input"
