@@ -22,7 +22,7 @@ from apps.api.operations import (
     body_fields,
 )
 from apps.common.validation import InvalidInput
-from apps.quotas.counting import quota_use_of, quota_wider
+from apps.quotas.counting import quota_use_json, quota_wider
 from apps.quotas.periods import quota_from_json
 
 from .key_records import decode_cursor, encode_cursor, expiry_of, key_to_json, with_secret
@@ -36,7 +36,7 @@ from .key_schemas import (
     KEY_SECRET,
     LIST_PARAMS,
 )
-from .models import ApiKey, ApiKeyState
+from .models import ApiKey
 from .narrowing import api_key_narrow, wider_than_key
 from .policy import clean_scopes
 from .restrictions import clean_restriction_changes
@@ -102,9 +102,7 @@ def _get_key(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]:
     return {
         **key_to_json(key),
         "scopesLastUsed": {scope: iso_time(at) if at else None for scope, at in used.items()},
-        "quotaUse": use.as_json()
-        if (use := quota_use_of(key.pk, key.quota, key.created_at))
-        else None,
+        "quotaUse": quota_use_json(key.pk, key.quota, key.created_at),
     }
 
 
@@ -124,11 +122,10 @@ def _create_key(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]
     )
     _refuse_twice(data["scopes"])
     scopes = clean_scopes(data["scopes"])  # unknown names are bad input, not a wider key
+    quota = quota_from_json(data.get("quota", call.key.quota_json))  # the caller's by default
     _refuse_wider(
         wider_than_key(call.key, scopes=scopes, restrictions=restrictions, expires_at=expires_at)
-        or quota_wider(
-            quota := quota_from_json(data.get("quota", call.key.quota_json)), call.key.quota
-        ),
+        or quota_wider(quota, call.key.quota),
         "create",
     )
     description = data.get("description", "")
@@ -192,8 +189,6 @@ def _revoke_key(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]
     return key_to_json(key)
 
 
-STATES: tuple[str, ...] = tuple(ApiKeyState.values)
-KINDS: tuple[str, ...] = tuple(ApiKey.Kind.values)
 KEY_ID = Param("keyId", "path", "The key's id, as list_keys gives it.")
 KEYS_READ = Needs(scope="keys:read", roles=KEY_MANAGER_ROLES)
 KEYS_WRITE = Needs(scope="keys:write", roles=KEY_MANAGER_ROLES)

@@ -9,6 +9,7 @@ import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -173,8 +174,13 @@ class QuotaUse:
         return max(0, self.quota.requests - self.used)
 
     @property
+    def shown_used(self) -> int:
+        """Used, as people read it (a top-up can take the net count below 0)."""
+        return max(0, self.used)
+
+    @property
     def percent(self) -> int:
-        return min(100, self.used * 100 // self.quota.requests)
+        return min(100, self.shown_used * 100 // self.quota.requests)
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -224,7 +230,22 @@ def quota_wider(quota: Quota | None, caller: Quota | None) -> str | None:
     return f"its quota would be more than this key's {caller}"
 
 
-def quota_use_of(key_id: int, quota: Quota | None, created_at: datetime) -> QuotaUse | None:
+def quota_use_json(key_id: int, quota: Quota | None, created_at: datetime) -> dict | None:
     """A key's quota's current period (used, left, its refill), or None without a quota."""
     holder = holder_of(key_id, quota, created_at)
-    return quota_uses([holder], datetime.now(UTC))[holder.scope] if holder else None
+    return quota_uses([holder], datetime.now(UTC))[holder.scope].as_json() if holder else None
+
+
+def attach_quota_uses(keys: Iterable[Any]) -> None:
+    """Give each key with a quota its current period as `quota_use` (for the key list's bar):
+    one Redis MGET for the page."""
+    keys = list(keys)
+    holders = {
+        key.pk: holder
+        for key in keys
+        if (holder := holder_of(key.pk, key.quota, key.created_at)) is not None
+    }
+    uses = quota_uses(holders.values(), datetime.now(UTC))
+    for key in keys:
+        holder = holders.get(key.pk)
+        key.quota_use = uses[holder.scope] if holder is not None else None

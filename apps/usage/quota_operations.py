@@ -77,6 +77,7 @@ OPERATIONS = (
         can_be_not_found=True,
         can_conflict=True,
         cli="keys quota",
+        mcp=False,  # an owner's decision on money-like allowance, made in person (as approvals)
         run=_change_quota,
     ),
 )

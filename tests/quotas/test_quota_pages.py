@@ -1,0 +1,23 @@
+"""A key's quota on the key list: "used of allowance this period" and a bar."""
+
+import pytest
+
+from apps.quotas.periods import Quota
+from tests.factories import make_key, owner_of
+
+from .test_quota_api import call
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_the_key_list_shows_what_a_quota_used_this_period_with_a_bar(client, live_server):
+    owner = owner_of()
+    made = make_key(user=owner, scopes=["pages:read"], quota=Quota(10_000, "month"), name="Shop")
+    make_key(user=owner, scopes=["pages:read"], name="Plain")
+    for _ in range(3):
+        assert call(live_server, made.secret).status_code == 200
+    client.force_login(owner)
+    page = client.get("/integrations/api/").content.decode()
+    assert "3 of 10,000 this month" in page
+    assert page.count('data-testid="quota"') == 1
+    assert 'max="10000"' in page and 'value="3"' in page
