@@ -230,7 +230,9 @@ def quota_wider(quota: Quota | None, caller: Quota | None) -> str | None:
     return f"its quota would be more than this key's {caller}"
 
 
-def quota_use_json(key_id: int, quota: Quota | None, created_at: datetime) -> dict | None:
+def quota_use_json(
+    key_id: int, quota: Quota | None, created_at: datetime
+) -> dict[str, object] | None:
     """A key's quota's current period (used, left, its refill), or None without a quota."""
     holder = holder_of(key_id, quota, created_at)
     return quota_uses([holder], datetime.now(UTC))[holder.scope].as_json() if holder else None
