@@ -26,6 +26,7 @@ from apps.audit.models import AuditEvent
 from apps.audit.services import request_actor
 from apps.common.validation import InvalidInput
 from apps.metering.refusals import refusals_last_day
+from apps.quotas.counting import attach_quota_uses
 from apps.workspaces.decorators import WorkspaceRequest
 from apps.workspaces.models import Membership
 
@@ -65,6 +66,7 @@ def _key_page(
         group: [name for object_id, name in names.get(group, []) if object_id in ids]
         for group, ids in key.unused_objects.items()
     }
+    attach_quota_uses([key])
     context = {
         **pages.context(request),
         "key": key,

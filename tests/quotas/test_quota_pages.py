@@ -21,3 +21,17 @@ def test_the_key_list_shows_what_a_quota_used_this_period_with_a_bar(client, liv
     assert "3 of 10,000 this month" in page
     assert page.count('data-testid="quota"') == 1
     assert 'max="10000"' in page and 'value="3"' in page
+
+
+def test_the_keys_page_shows_used_left_and_the_refill(client, live_server):
+    owner = owner_of()
+    made = make_key(user=owner, scopes=["pages:read"], quota=Quota(5, "week"), name="Shop")
+    plain = make_key(user=owner, scopes=["pages:read"], name="Plain")
+    for _ in range(2):
+        assert call(live_server, made.secret).status_code == 200
+    client.force_login(owner)
+    page = client.get(f"/integrations/api/keys/{made.key.pk}/").content.decode()
+    assert "5 requests a week: 2 used, <strong>3 left</strong> this week" in page
+    assert "Refills to 5" in page
+    plain_page = client.get(f"/integrations/api/keys/{plain.key.pk}/").content.decode()
+    assert "None: only the rate limit bounds it" in plain_page
