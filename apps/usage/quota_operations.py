@@ -7,16 +7,20 @@ from django.utils import timezone
 
 from apps.api.errors import ApiFailure
 from apps.api.operations import Call, Needs, NotFound, Operation, body_fields, object_schema
+from apps.api_keys.creation_checks import KEY_MANAGER_ROLES
+from apps.api_keys.key_records import key_to_json
+from apps.api_keys.key_schemas import KEY
 from apps.api_keys.models import ApiKey
 from apps.api_keys.operations import KEY_ID
 from apps.audit.services import audit_record
 from apps.quotas.counting import QuotaUse, holder_of
-from apps.quotas.periods import REQUESTS_MAX
-from apps.quotas.schemas import QUOTA_USE_RECORD
+from apps.quotas.periods import REQUESTS_MAX, quota_from_json
+from apps.quotas.schemas import QUOTA, QUOTA_USE_RECORD
 from apps.quotas.topping import quota_change_left
 from apps.workspaces.models import Membership
 
 from .audit_actions import KEY_QUOTA_CHANGED
+from .key_quotas import api_key_set_quota
 
 QUOTA_CHANGE = {
     **object_schema(
@@ -32,11 +36,40 @@ QUOTA_CHANGE = {
 }
 
 
-def _change_quota(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]:
-    data = body_fields(body, QUOTA_CHANGE)
-    key = ApiKey.objects.filter(workspace=call.workspace, pk=params["keyId"]).first()
+def _key(call: Call, params: dict[str, Any]) -> ApiKey:
+    key = (
+        ApiKey.objects.filter(workspace=call.workspace, pk=params["keyId"])
+        .select_related("user__service_account", "workspace")
+        .first()
+    )
     if key is None:
         raise NotFound("No key with this id in this workspace.")
+    return key
+
+
+def _role(call: Call) -> str | None:
+    return (
+        Membership.objects.filter(workspace=call.workspace, user_id=call.key.user_id)
+        .values_list("role", flat=True)
+        .first()
+    )
+
+
+def _set_quota(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]:
+    data = body_fields(body, QUOTA)
+    quota = quota_from_json(data)
+    key = api_key_set_quota(key=_key(call, params), quota=quota, actor=call.actor, role=_role(call))
+    return key_to_json(key)
+
+
+def _remove_quota(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]:
+    key = api_key_set_quota(key=_key(call, params), quota=None, actor=call.actor, role=_role(call))
+    return key_to_json(key)
+
+
+def _change_quota(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]:
+    data = body_fields(body, QUOTA_CHANGE)
+    key = _key(call, params)
     holder = holder_of(key.pk, key.quota, key.created_at)
     if holder is None:
         raise ApiFailure(
@@ -59,6 +92,41 @@ def _change_quota(call: Call, params: dict[str, Any], body: Any) -> dict[str, An
 
 
 OPERATIONS = (
+    Operation(
+        name="set_key_quota",
+        method="PATCH",
+        path="/keys/{keyId}/quota",
+        needs=Needs(scope="keys:write", roles=KEY_MANAGER_ROLES),
+        title="Set an API key's quota",
+        summary=(
+            "Give a key a quota of requests a day, week or month (or once): lowering it is "
+            "narrowing the key, for owners and admins; raising it or changing its period needs "
+            "an owner. The count of the current period carries over."
+        ),
+        output_name="Key",
+        output=KEY,
+        body_name="Quota",
+        body=QUOTA,
+        params=(KEY_ID,),
+        can_be_not_found=True,
+        cli="keys set-quota",
+        run=_set_quota,
+    ),
+    Operation(
+        name="remove_key_quota",
+        method="DELETE",
+        path="/keys/{keyId}/quota",
+        needs=Needs(scope="keys:write", roles=(Membership.Role.OWNER,)),
+        title="Remove an API key's quota",
+        summary="An owner removes a key's quota: only its rate limit bounds it from then on.",
+        output_name="Key",
+        output=KEY,
+        params=(KEY_ID,),
+        can_be_not_found=True,
+        cli="keys remove-quota",
+        mcp=False,
+        run=_remove_quota,
+    ),
     Operation(
         name="change_key_quota",
         method="POST",

@@ -138,3 +138,48 @@ def test_a_malformed_quota_is_a_clear_400(live_server, manager, quota):
     answer = call(live_server, manager.secret, "POST", "/keys", body)
     assert answer.status_code == 400, answer.text
     assert answer.json()["error"] == "invalid-input"
+
+
+def test_an_admin_lowers_a_quota_and_only_an_owner_raises_changes_or_removes_it(live_server, owner):
+    from apps.workspaces.models import Membership
+    from tests.factories import UserFactory
+
+    admin = UserFactory(email="admin@example.com")
+    Membership.objects.create(workspace=owner.memberships.get().workspace, user=admin, role="admin")
+    admins = make_key(user=admin, scopes=EVERY_SCOPE, name="Admin's").secret
+    owners = make_key(user=owner, scopes=EVERY_SCOPE, name="Owner's").secret
+    target = make_key(user=owner, scopes=["pages:read"], quota=Quota(100, "day")).key
+    path = f"/keys/{target.pk}/quota"
+    lowered = call(live_server, admins, "PATCH", path, {"requests": 50, "period": "day"})
+    assert lowered.status_code == 200, lowered.text
+    assert lowered.json()["quota"] == {"requests": 50, "period": "day"}
+    for raise_ in ({"requests": 60, "period": "day"}, {"requests": 10, "period": "week"}):
+        refused = call(live_server, admins, "PATCH", path, raise_)
+        assert refused.status_code == 403 and refused.json()["error"] == "insufficient-role"
+    assert call(live_server, admins, "DELETE", path).status_code == 403
+    raised = call(live_server, owners, "PATCH", path, {"requests": 1000, "period": "month"})
+    assert raised.json()["quota"] == {"requests": 1000, "period": "month"}
+    removed = call(live_server, owners, "DELETE", path)
+    assert removed.status_code == 200 and removed.json()["quota"] is None
+    changes = [e.data for e in AuditEvent.objects.filter(action="key.quota_set").order_by("pk")]
+    assert changes == [
+        {"before": {"requests": 100, "period": "day"}, "after": {"requests": 50, "period": "day"}},
+        {
+            "before": {"requests": 50, "period": "day"},
+            "after": {"requests": 1000, "period": "month"},
+        },
+        {"before": {"requests": 1000, "period": "month"}, "after": None},
+    ]
+
+
+def test_a_lowered_quota_refuses_at_once_what_the_period_already_used(live_server, owner, manager):
+    made = make_key(user=owner, scopes=["pages:read"], quota=Quota(10, "day"))
+    assert [call(live_server, made.secret).status_code for _ in range(4)] == [200] * 4
+    path = f"/keys/{made.key.pk}/quota"
+    assert (
+        call(
+            live_server, manager.secret, "PATCH", path, {"requests": 5, "period": "day"}
+        ).status_code
+        == 200
+    )
+    assert [call(live_server, made.secret).status_code for _ in range(2)] == [200, 429]
