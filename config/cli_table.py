@@ -21,7 +21,13 @@ from apps.oauth.clients import CLI_CLIENT_ID as CLIENT_ID
 from .operations import OPERATIONS
 
 CLI_TABLE_FILE = Path(__file__).resolve().parent.parent / "cli/gatehouse_cli/operations.json"
-JSON_TYPES = {"string": "string", "integer": "integer", "boolean": "boolean", "list": "list"}
+JSON_TYPES = {
+    "string": "string",
+    "integer": "integer",
+    "boolean": "boolean",
+    "list": "list",
+    "quota": "quota",
+}
 
 
 def kebab(name: str) -> str:
@@ -63,6 +69,8 @@ def _field(name: str, schema: dict[str, Any], required: bool, flag: str) -> dict
     kind = schema.get("type")
     if kind == "array" and schema.get("items", {}).get("type") == "string":
         kind = "list"  # comma-separated on the command line: --scopes pages:read,pages:write
+    if set(schema.get("properties", {})) == {"requests", "period"}:
+        kind = "quota"  # as people write it: --quota 10000/month
     return {
         "name": name,
         "flag": flag,

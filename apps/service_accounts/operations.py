@@ -15,6 +15,8 @@ from apps.api_keys.key_schemas import KEY_CREATE, KEY_SECRET
 from apps.api_keys.narrowing import wider_than_key
 from apps.api_keys.policy import DESCRIPTION_MAX_LENGTH, clean_scopes
 from apps.api_keys.restrictions import clean_restriction_changes
+from apps.quotas.counting import quota_wider
+from apps.quotas.periods import quota_from_json
 from apps.workspaces.models import Membership, ServiceAccount
 
 from .services import (
@@ -143,10 +145,11 @@ def _create_key(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]
         clean_restriction_changes(data.get("restrictions", {}))
     )
     scopes = clean_scopes(data["scopes"])
+    quota = quota_from_json(data.get("quota", call.key.quota_json))  # the caller's by default
     # The owner's key hands the secret to its caller: never a key wider than itself.
     if problem := wider_than_key(
         call.key, scopes=scopes, restrictions=restrictions, expires_at=expires_at
-    ):
+    ) or quota_wider(quota, call.key.quota):
         raise insufficient_scope(
             ("keys:write",), f"A key cannot create a key wider than itself: {problem}."
         )
@@ -159,6 +162,7 @@ def _create_key(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]
             expires_at=expires_at,
             restrictions=restrictions,
             actor=call.actor,
+            quota=quota,
         )
     )
     return with_secret(created)

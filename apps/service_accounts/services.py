@@ -24,6 +24,7 @@ from apps.api_keys.restrictions import Restrictions
 from apps.api_keys.services import CreatedApiKey, api_key_create, api_key_revoke
 from apps.audit.services import Actor, audit_record
 from apps.common.validation import InvalidInput, clean_text
+from apps.quotas.periods import Quota
 from apps.workspaces.models import Membership, ServiceAccount, Workspace
 
 from .audit_actions import SERVICE_ACCOUNT_CREATED, SERVICE_ACCOUNT_DELETED, SERVICE_ACCOUNT_UPDATED
@@ -191,6 +192,7 @@ def service_account_key_create(
     actor: Actor,
     description: Any = "",
     restrictions: Restrictions | None = None,
+    quota: Quota | None = None,
 ) -> CreatedApiKey:
     """A new key of `account`, made by an owner (`actor`), who receives its secret once. It is
     a workspace key capped by the admin role, and it never waits for approval: the owner who
@@ -208,4 +210,5 @@ def service_account_key_create(
         restrictions=restrictions,
         actor=actor,
         owner_made=True,
+        quota=quota,
     )

@@ -117,9 +117,22 @@ def _text(value: Any) -> str:
         return "yes" if value else "no"
     if isinstance(value, list):
         return " ".join(str(item) for item in value)
+    if isinstance(value, dict) and {"used", "left", "requests", "period"} <= value.keys():
+        return _quota_text(value)
     if isinstance(value, dict):
         return "; ".join(f"{label(k).lower()}: {_text(v) or '-'}" for k, v in value.items())
     return "" if value is None else str(value)
+
+
+_THIS_PERIOD = {"day": "today", "week": "this week", "month": "this month", "never": "in all"}
+
+
+def _quota_text(use: dict[str, Any]) -> str:
+    """A quota's period as the key's page says it: 7,412 of 10,000 used this month, 2,588
+    left; refills Dec 28, 2026 14:00 UTC."""
+    used = f"{use['used']:,} of {use['requests']:,} used {_THIS_PERIOD.get(use['period'], '')}"
+    refill = f"refills {_text(use['refillsAt'])}" if use.get("refillsAt") else "does not refill"
+    return f"{used}, {use['left']:,} left; {refill}"
 
 
 def record_text(record: dict[str, Any]) -> str:

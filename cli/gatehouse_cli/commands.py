@@ -60,6 +60,7 @@ def _field_option(field: dict[str, Any]) -> click.Option:
         "integer": click.IntRange(min=field.get("min")),
         "json": click.STRING,
         "list": click.STRING,
+        "quota": click.STRING,
     }
     return click.Option(
         [f"--{flag}", name],
@@ -82,7 +83,19 @@ def _field_value(field: dict[str, Any], value: Any) -> Any:
         return _json_value(value)
     if field["type"] == "list":
         return [item.strip() for item in value.split(",") if item.strip()]
+    if field["type"] == "quota":
+        return _quota_value(value)
     return value
+
+
+def _quota_value(text: str) -> dict[str, Any]:
+    """A quota as people write it: 10000/month, 10,000/day, 500/never."""
+    match = re.fullmatch(r"\s*([\d,_]+)\s*/\s*(day|week|month|never)\s*", text.lower())
+    if match is None:
+        raise click.BadParameter(
+            "give requests/period, e.g. 10000/month (period: day, week, month or never)"
+        )
+    return {"requests": int(re.sub(r"[,_]", "", match.group(1))), "period": match.group(2)}
 
 
 def _show(ctx: click.Context, spec: dict[str, Any], values: dict[str, Any], data: Any) -> None:
