@@ -16,6 +16,7 @@ from apps.api_keys.policy import (
 from apps.common.day_fields import DayField, DayInput
 from apps.common.validation import InvalidInput, clean_text
 from apps.common.wording import pluralize
+from apps.quotas.periods import REQUESTS_MAX, REQUESTS_MIN, Quota
 
 # What each resource's permission allows, in the words of the create form.
 GROUP_DESCRIPTIONS = {
@@ -98,7 +99,34 @@ class ApiKeyCreateForm(forms.Form):
     scopes = forms.MultipleChoiceField(
         choices=[(s, s) for s in ALL_SCOPES], widget=forms.CheckboxSelectMultiple, required=False
     )
+    quota_requests = forms.IntegerField(
+        required=False,
+        min_value=REQUESTS_MIN,
+        max_value=REQUESTS_MAX,
+        label="Quota",
+        help_text="Optional: at most this many answered requests a period, counted from the "
+        "key's creation; empty for none.",
+        error_messages={
+            "min_value": "A quota allows at least 1 request.",
+            "max_value": "A quota allows at most 1,000,000,000 requests.",
+            "invalid": "The quota must be a whole number of requests.",
+        },
+        widget=forms.NumberInput(attrs={"inputmode": "numeric", "placeholder": "e.g. 10000"}),
+    )
+    quota_period = forms.ChoiceField(
+        choices=[("day", "a day"), ("week", "a week"), ("month", "a month"), ("never", "once")],
+        initial="month",
+        required=False,
+        label="Quota period",
+    )
     form_token = forms.CharField(widget=forms.HiddenInput)
+
+    def quota(self) -> Quota | None:
+        """The quota asked for, or None (call after is_valid)."""
+        requests = self.cleaned_data.get("quota_requests")
+        if not requests:
+            return None
+        return Quota(requests, self.cleaned_data.get("quota_period") or "month")
 
     def __init__(
         self,

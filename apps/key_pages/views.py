@@ -258,6 +258,7 @@ def key_create_page(request: WorkspaceRequest, pages: KeyPages) -> HttpResponse:
                     kind=ApiKey.Kind.MEMBER if pages.member else ApiKey.Kind.WORKSPACE,
                     actor=request_actor(request),
                     restrictions=chosen,
+                    quota=form.quota(),
                 )
             except InvalidInput as error:
                 form.add_error(None, error.message)

@@ -35,3 +35,20 @@ def test_the_keys_page_shows_used_left_and_the_refill(client, live_server):
     assert "Refills to 5" in page
     plain_page = client.get(f"/integrations/api/keys/{plain.key.pk}/").content.decode()
     assert "None: only the rate limit bounds it" in plain_page
+
+
+def test_the_create_form_gives_a_key_a_quota_and_refuses_a_bad_one_clearly(client):
+    from apps.api_keys.models import ApiKey
+    from tests.key_pages.test_views import NEW, create
+
+    owner = owner_of()
+    client.force_login(owner)
+    form = client.get(NEW).content.decode()
+    assert 'name="quota_requests"' in form and 'name="quota_period"' in form
+    refused = create(client, scopes=["pages:read"], quota_requests="0", quota_period="day")
+    assert refused.status_code == 200 and not ApiKey.objects.exists()
+    assert "A quota allows at least 1 request." in refused.content.decode()
+    created = create(client, scopes=["pages:read"], quota_requests="2500", quota_period="week")
+    assert created.status_code == 200
+    assert ApiKey.objects.get().quota == Quota(2500, "week")
+    assert "0 of 2,500 this week" in client.get("/integrations/api/").content.decode()
