@@ -11,7 +11,7 @@ from apps.api.scopes import ALL_SCOPES
 from apps.api_keys.models import ApiKey
 from apps.api_keys.restrictions import Restrictions
 from apps.api_keys.services import CreatedApiKey, api_key_create
-from apps.quotas.periods import Quota
+from apps.common.quota_periods import Quota
 from apps.workspaces.models import Membership, Workspace
 
 PASSWORD = "a-long-test-password-42"

@@ -6,7 +6,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from apps.api.scopes import summarize_scopes
-from apps.quotas.periods import PERIODS, Quota
+from apps.common.quota_periods import PERIODS, Quota
 from apps.workspaces.models import Workspace
 
 # The model field that holds each restrictable group's chosen ids, and when a scope not

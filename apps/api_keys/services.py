@@ -11,8 +11,8 @@ from django.utils import timezone
 
 from apps.accounts.models import User
 from apps.audit.services import Actor, audit_record
+from apps.common.quota_periods import Quota
 from apps.common.validation import InvalidInput, clean_text
-from apps.quotas.periods import Quota
 from apps.workspaces.models import Membership, Workspace
 
 from . import tokens
@@ -91,7 +91,14 @@ def api_key_create(
             .values_list("role", flat=True)
             .first()
         )
-        policy = Workspace.objects.values_list("key_approval", flat=True).get(pk=workspace.pk)
+        policy, member_quota = Workspace.objects.values_list("key_approval", "member_quota").get(
+            pk=workspace.pk
+        )
+        if kind == ApiKey.Kind.MEMBER and member_quota:  # the workspace's default (§17)
+            default = Quota(**member_quota)
+            if quota is not None and not quota.narrower_than(default):
+                raise InvalidInput("quota", f"A member key's quota is at most {default}.")
+            quota = quota or default
         waits = approval_covers(policy, role, scopes) and not owner_made
         if waits and tag in (ApiKey.Tag.CLI, ApiKey.Tag.MCP):
             raise InvalidInput("scopes", approval_note(policy, role) or "")

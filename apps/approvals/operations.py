@@ -12,7 +12,9 @@ from apps.api_keys.key_schemas import KEY
 from apps.api_keys.models import ApiKey
 from apps.api_keys.operations import KEY_ID
 from apps.api_keys.policy import MAX_LIFETIME
+from apps.common.quota_periods import quota_from_json
 from apps.common.validation import InvalidInput, clean_bool
+from apps.quotas.schemas import QUOTA_OR_NULL
 from apps.workspaces.choices import KeyApproval
 from apps.workspaces.models import Membership, Workspace
 from apps.workspaces.services import workspace_update
@@ -34,6 +36,7 @@ POLICY_FIELDS = {
     "requireTwoFactor": "require_two_factor",
     "approval": "key_approval",
     "idleDays": "key_idle_days",
+    "memberQuota": "member_quota",
 }
 _POLICY_PROPERTIES: dict[str, Any] = {
     "maxLifetimeDays": {
@@ -67,6 +70,11 @@ _POLICY_PROPERTIES: dict[str, Any] = {
             "Keys unused (or never used since creation) for this many days are revoked, after "
             "a warning 7 days before; null: never."
         ),
+    },
+    "memberQuota": {
+        **QUOTA_OR_NULL,
+        "description": "Every new member key's quota, unless an owner gives it another; null: "
+        "none.",
     },
 }
 POLICY = object_schema(_POLICY_PROPERTIES)
@@ -121,6 +129,9 @@ def clean_policy_patch(body: Any) -> dict[str, Any]:
                 raise InvalidInput(name, f"{name} must be one of off, write, all.")
         elif name == "idleDays":
             value = clean_idle_days(value, name)
+        elif name == "memberQuota":
+            quota = quota_from_json(value, name)
+            value = quota.as_json() if quota else None
         else:
             value = clean_bool(value, name)
         changes[POLICY_FIELDS[name]] = value

@@ -14,9 +14,9 @@ from apps.api_keys.policy import (
     clean_description,
 )
 from apps.common.day_fields import DayField, DayInput
+from apps.common.quota_periods import REQUESTS_MAX, REQUESTS_MIN, Quota
 from apps.common.validation import InvalidInput, clean_text
 from apps.common.wording import pluralize
-from apps.quotas.periods import REQUESTS_MAX, REQUESTS_MIN, Quota
 
 # What each resource's permission allows, in the words of the create form.
 GROUP_DESCRIPTIONS = {

@@ -18,10 +18,10 @@ from django.db.models.functions import Greatest
 
 from apps.api.http import iso_time
 from apps.common.cache import redis_client
+from apps.common.quota_periods import WINDOW_SECONDS, Period, Quota, period_at
 from apps.metering.quotas import TOUCHED, QuotaTake
 
 from .models import QuotaCounter
-from .periods import WINDOW_SECONDS, Period, Quota, period_at
 
 logger = logging.getLogger("apps.quotas")
 

@@ -4,8 +4,7 @@ from typing import Any
 
 from apps.api.operations import object_schema
 from apps.api.schemas import date_time
-
-from .periods import PERIODS, REQUESTS_MAX, REQUESTS_MIN
+from apps.common.quota_periods import PERIODS, REQUESTS_MAX, REQUESTS_MIN
 
 
 def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
@@ -21,6 +20,7 @@ QUOTA = {
     ),
     "description": "Requests a period (from the key's creation; never: once, no refill).",
 }
+QUOTA_OR_NULL = _nullable(QUOTA)
 QUOTA_USE_RECORD = {
     **object_schema(
         {

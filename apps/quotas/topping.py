@@ -9,12 +9,12 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 
+from apps.common.quota_periods import REQUESTS_MAX
 from apps.common.validation import InvalidInput
 from apps.metering.quotas import quota_give_back
 
 from .counting import QuotaHolder, QuotaUse, period_counter, quota_uses, redis_key_of
 from .models import QuotaCounter
-from .periods import REQUESTS_MAX
 
 
 def quota_change_left(

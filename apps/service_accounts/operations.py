@@ -15,8 +15,8 @@ from apps.api_keys.key_schemas import KEY_CREATE, KEY_SECRET
 from apps.api_keys.narrowing import wider_than_key
 from apps.api_keys.policy import DESCRIPTION_MAX_LENGTH, clean_scopes
 from apps.api_keys.restrictions import clean_restriction_changes
+from apps.common.quota_periods import quota_from_json
 from apps.quotas.counting import quota_wider
-from apps.quotas.periods import quota_from_json
 from apps.workspaces.models import Membership, ServiceAccount
 
 from .services import (

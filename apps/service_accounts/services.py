@@ -23,8 +23,8 @@ from apps.api_keys.policy import clean_description
 from apps.api_keys.restrictions import Restrictions
 from apps.api_keys.services import CreatedApiKey, api_key_create, api_key_revoke
 from apps.audit.services import Actor, audit_record
+from apps.common.quota_periods import Quota
 from apps.common.validation import InvalidInput, clean_text
-from apps.quotas.periods import Quota
 from apps.workspaces.models import Membership, ServiceAccount, Workspace
 
 from .audit_actions import SERVICE_ACCOUNT_CREATED, SERVICE_ACCOUNT_DELETED, SERVICE_ACCOUNT_UPDATED

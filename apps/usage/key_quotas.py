@@ -7,8 +7,8 @@ from django.utils import timezone
 from apps.api.errors import ApiFailure
 from apps.api_keys.models import ApiKey, ApiKeyState
 from apps.audit.services import Actor, audit_record
+from apps.common.quota_periods import Quota
 from apps.common.validation import InvalidInput
-from apps.quotas.periods import Quota
 from apps.workspaces.models import Membership
 
 from .audit_actions import KEY_QUOTA_SET

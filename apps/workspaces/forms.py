@@ -8,6 +8,7 @@ from zoneinfo import ZoneInfo
 from django import forms
 from django.utils import timezone
 
+from apps.common.quota_periods import quota_from_text
 from apps.common.validation import InvalidInput
 
 from .choices import (
@@ -141,6 +142,14 @@ class WorkspaceSettingsForm(forms.Form):
         "since its creation) is revoked, its holder warned 7 days before; a service account's "
         "keys warn the owners.",
     )
+    member_quota = forms.CharField(
+        label="Quota of every new member key",
+        required=False,
+        help_text="Empty: none. Requests per period, e.g. 1000/month (day, week, month, or "
+        "never for a one-off allowance): each new member key gets it and may ask for less, "
+        "never more; an owner can give one key another.",
+        widget=forms.TextInput(attrs={"placeholder": "e.g. 1000/month", "autocomplete": "off"}),
+    )
     require_two_factor = forms.BooleanField(
         label="Require two-factor authentication for everyone in this workspace",
         required=False,
@@ -158,6 +167,8 @@ class WorkspaceSettingsForm(forms.Form):
         cast(
             forms.ChoiceField, self.fields["default_video_quality"]
         ).choices = video_qualities_for_plan(workspace.plan)
+        if isinstance(quota := self.initial.get("member_quota"), dict):  # as people write it
+            self.initial["member_quota"] = f"{quota['requests']}/{quota['period']}"
 
     def timezone_groups(self) -> list[dict[str, Any]]:
         """The time-zone picker's groups, the chosen zone (or the stored one) selected."""
@@ -205,6 +216,10 @@ class WorkspaceSettingsForm(forms.Form):
 
     def clean_default_video_quality(self) -> str:
         return self._shared(clean_video_quality, "default_video_quality", self.workspace.plan)
+
+    def clean_member_quota(self) -> dict[str, Any] | None:
+        quota = self._shared(quota_from_text, "member_quota", "member_quota")
+        return quota.as_json() if quota else None
 
     def clean_key_idle_days(self) -> int | None:
         return clean_idle_days(self.cleaned_data.get("key_idle_days"), "key_idle_days")

@@ -33,6 +33,9 @@ class Workspace(models.Model):
     # Keys unused (or never used since their creation) for this many days are revoked by the
     # daily schedule, after a warning 7 days before; null: never (docs/product.md §13).
     key_idle_days = models.PositiveSmallIntegerField(null=True, blank=True)
+    # Every new member key's quota unless an owner sets another ({"requests": N, "period": …},
+    # docs/product.md §17); null: none.
+    member_quota = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

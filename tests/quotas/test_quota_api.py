@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from apps.api.scopes import EVERY_SCOPE
 from apps.audit.models import AuditEvent
-from apps.quotas.periods import Quota
+from apps.common.quota_periods import Quota
 from tests.factories import make_key, owner_of
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -183,3 +183,34 @@ def test_a_lowered_quota_refuses_at_once_what_the_period_already_used(live_serve
         == 200
     )
     assert [call(live_server, made.secret).status_code for _ in range(2)] == [200, 429]
+
+
+def test_the_workspace_default_gives_every_new_member_key_a_quota_at_most(live_server, manager):
+    from apps.api_keys.models import ApiKey
+    from apps.common.validation import InvalidInput
+    from tests.factories import make_community, member_of
+
+    set_default = {"memberQuota": {"requests": 1000, "period": "month"}}
+    answer = call(live_server, manager.secret, "PATCH", "/workspace/policy", set_default)
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["memberQuota"] == {"requests": 1000, "period": "month"}
+    workspace = manager.key.workspace
+    member = member_of(make_community(workspace), email="member@example.com")
+    made = make_key(
+        user=member, workspace=workspace, kind=ApiKey.Kind.MEMBER, scopes=["communities:read"]
+    )
+    assert made.key.quota == Quota(1000, "month")
+    smaller = make_key(
+        user=member, workspace=workspace, kind=ApiKey.Kind.MEMBER,
+        scopes=["communities:read"], quota=Quota(10, "month"),
+    )  # fmt: skip
+    assert smaller.key.quota == Quota(10, "month")
+    with pytest.raises(InvalidInput, match="at most 1,000 requests a month"):
+        make_key(
+            user=member, workspace=workspace, kind=ApiKey.Kind.MEMBER,
+            scopes=["communities:read"], quota=Quota(5000, "month"),
+        )  # fmt: skip
+    bad = call(live_server, manager.secret, "PATCH", "/workspace/policy", {"memberQuota": 5})
+    assert bad.status_code == 400 and bad.json()["error"] == "invalid-input"
+    cleared = call(live_server, manager.secret, "PATCH", "/workspace/policy", {"memberQuota": None})
+    assert cleared.json()["memberQuota"] is None

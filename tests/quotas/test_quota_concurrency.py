@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 import requests
 
-from apps.quotas.periods import Quota
+from apps.common.quota_periods import Quota
 from tests.factories import WorkspaceFactory, make_key, owner_of
 from tests.jobs.test_workers import _database_env
 from tests.operations.live import gunicorn

@@ -2,7 +2,7 @@
 
 import pytest
 
-from apps.quotas.periods import Quota
+from apps.common.quota_periods import Quota
 from tests.factories import make_key, owner_of
 
 from .test_quota_api import call
@@ -52,3 +52,25 @@ def test_the_create_form_gives_a_key_a_quota_and_refuses_a_bad_one_clearly(clien
     assert created.status_code == 200
     assert ApiKey.objects.get().quota == Quota(2500, "week")
     assert "0 of 2,500 this week" in client.get("/integrations/api/").content.decode()
+
+
+def test_an_owner_sets_the_member_key_quota_on_the_settings_page(client):
+    from apps.audit.models import AuditEvent
+    from tests.workspaces.test_settings_view import form
+
+    owner = owner_of()
+    workspace = owner.memberships.get().workspace
+    client.force_login(owner)
+    refused = client.post("/settings/", form(name=workspace.name, member_quota="lots"))
+    assert refused.status_code == 200
+    assert "Give the quota as requests/period" in refused.content.decode()
+    saved = client.post("/settings/", form(name=workspace.name, member_quota="1,000 / month"))
+    assert saved.status_code == 302
+    workspace.refresh_from_db()
+    assert workspace.member_quota == {"requests": 1000, "period": "month"}
+    assert 'value="1000/month"' in client.get("/settings/").content.decode()
+    change = AuditEvent.objects.get(action="settings.changed", subject="member_quota")
+    assert change.data["after"] == {"requests": 1000, "period": "month"}
+    client.post("/settings/", form(name=workspace.name, member_quota=""))
+    workspace.refresh_from_db()
+    assert workspace.member_quota is None

@@ -7,8 +7,8 @@ import time
 import pytest
 
 from apps.common.cache import redis_health
+from apps.common.quota_periods import Quota
 from apps.quotas.models import QuotaCounter
-from apps.quotas.periods import Quota
 from tests.factories import make_key, owner_of
 from tests.usage.test_redis_counts import redis_client
 
