@@ -18,7 +18,7 @@ from apps.audit.services import Actor, audit_record
 from apps.common.tasks import send_email
 from apps.metering.buffer import batches_move_all
 from apps.metering.witnesses import used_since
-from apps.workspaces.models import Workspace, owner_emails
+from apps.workspaces.models import Workspace, holder_emails
 
 from .audit_actions import KEY_IDLE_WARNING
 from .models import IdleWarning
@@ -30,13 +30,6 @@ SCHEDULE = Actor.of_operator("idle-keys schedule")
 def idle_since(key: ApiKey) -> datetime:
     """When the key's idle spell began: its last use, or its creation if never used."""
     return key.last_used_at or key.created_at
-
-
-def holder_addresses(key: ApiKey) -> list[str]:
-    """Who hears of a key: its holder, or for a service account's key the workspace's owners."""
-    if not key.user.is_service_account:
-        return [key.user.email]
-    return owner_emails(key.workspace)
 
 
 def _warned_a_week_ago(key: ApiKey, now: datetime) -> bool:
@@ -139,7 +132,7 @@ def _links(key: ApiKey) -> dict[str, str]:
 
 
 def _mail(key: ApiKey, subject: str, body: str) -> None:
-    if recipients := holder_addresses(key):
+    if recipients := holder_emails(key.user, key.workspace):
         send_email.enqueue(subject, body, recipients)
 
 

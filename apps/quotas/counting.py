@@ -32,8 +32,26 @@ _answered: list[AnsweredCounter] = []
 CHECKPOINT_BATCH = 1000
 
 
+# Hears the net use (scope, period start, used) of counts that may have reached 80 % or 100 %
+# (apps/usage/quota_warnings.py tells of them).
+ThresholdListener = Callable[[list[tuple[str, datetime, int]]], object]
+_listeners: list[ThresholdListener] = []
+
+
 def register_answered_counter(counter: AnsweredCounter) -> None:
     _answered[:] = [counter]
+
+
+def register_threshold_listener(listener: ThresholdListener) -> None:
+    _listeners[:] = [listener]
+
+
+def _heard(counts: list[tuple[str, datetime, int]]) -> None:
+    if counts and _listeners:
+        try:
+            _listeners[0](counts)
+        except Exception:  # telling must never fail the counting
+            logger.exception("Quota warnings could not be sent; the next count tries again.")
 
 
 def _answered_since(key_ids: list[int], since: datetime) -> int:
@@ -66,7 +84,8 @@ def holder_of(key_id: int, quota: Quota | None, created_at: datetime) -> QuotaHo
     """The quota a key draws from, or None for a key without one."""
     if quota is None:
         return None
-    return QuotaHolder(f"k{key_id}", [key_id], quota, created_at)
+    # Periods start on a whole second: the start is in the count's name in Redis, in seconds.
+    return QuotaHolder(f"k{key_id}", [key_id], quota, created_at.replace(microsecond=0))
 
 
 def quota_take(holder: QuotaHolder, now: datetime) -> QuotaTake:
@@ -121,7 +140,10 @@ def _take_in_database(holder: QuotaHolder, period: Period) -> tuple[bool, int]:
         used=F("used") + 1
     )
     row.refresh_from_db(fields=["used", "credit"])
-    return taken == 1, row.used - row.credit
+    net = row.used - row.credit
+    if taken and net * 100 >= limit * 80:  # past 80 %: maybe a warning is due
+        _heard([(holder.scope, period.start, net)])
+    return taken == 1, net
 
 
 def _give_back_in_database(holder: QuotaHolder, period: Period) -> None:
@@ -140,12 +162,13 @@ def quota_checkpoint() -> int:
     names = sorted(name.decode() if isinstance(name, bytes) else name for name in touched)
     if not names:
         return 0
-    copied = 0
+    copied: list[tuple[str, datetime, int]] = []
     for name, value in zip(names, client.mget(names), strict=True):
         if value is None:
             continue
         scope, start = _scope_of_redis_key(name)
         net = int(value)
+        copied.append((scope, start, net))
         rows = QuotaCounter.objects.filter(scope=scope, period_start=start)
         if not rows.update(used=Greatest(F("used"), Value(net) + F("credit"))):
             try:
@@ -153,8 +176,8 @@ def quota_checkpoint() -> int:
                     QuotaCounter.objects.create(scope=scope, period_start=start, used=max(net, 0))
             except IntegrityError:
                 rows.update(used=Greatest(F("used"), Value(net) + F("credit")))
-        copied += 1
-    return copied
+    _heard(copied)
+    return len(copied)
 
 
 def quota_checkpoint_sweep(now: float) -> int:

@@ -1,4 +1,5 @@
 import uuid
+from typing import Any
 
 from django.conf import settings
 from django.db import models
@@ -119,3 +120,10 @@ def owner_emails(workspace: "Workspace", *, besides: int | None = None) -> list[
     if besides is not None:
         owners = owners.exclude(user_id=besides)
     return sorted(owners.values_list("user__email", flat=True))
+
+
+def holder_emails(user: Any, workspace: "Workspace") -> list[str]:
+    """Who hears of a key: its holder, or for a service account's key the workspace's owners."""
+    if not user.is_service_account:
+        return [user.email]
+    return owner_emails(workspace)

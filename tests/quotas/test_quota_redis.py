@@ -9,6 +9,7 @@ import pytest
 from apps.common.cache import redis_health
 from apps.common.quota_periods import Quota
 from apps.quotas.models import QuotaCounter
+from apps.usage.models import KeyUsageHour
 from tests.factories import make_key, owner_of
 from tests.usage.test_redis_counts import redis_client
 
@@ -45,6 +46,18 @@ def test_a_redis_crash_never_hands_out_a_fresh_allowance(live_server, with_redis
     assert quota_counts() == {}
     statuses = [call(live_server, made.secret).status_code for _ in range(4)]
     assert statuses == [200, 200, 200, 429]  # what was left (3), not the allowance (5)
+
+
+def test_the_copy_of_redis_counts_alone_rebuilds_what_was_used(live_server, with_redis):
+    """As if the usage tables had not yet been given the last counts when Redis died."""
+    start, stop = with_redis
+    made = make_key(user=owner_of(), scopes=["pages:read"], quota=Quota(5, "day"))
+    assert [call(live_server, made.secret).status_code for _ in range(3)] == [200] * 3
+    KeyUsageHour.objects.all().delete()
+    stop()
+    start()
+    statuses = [call(live_server, made.secret).status_code for _ in range(3)]
+    assert statuses == [200, 200, 429]
 
 
 def test_while_redis_is_out_of_reach_postgresql_counts_and_redis_learns_it_after(
