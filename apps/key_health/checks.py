@@ -69,6 +69,14 @@ KEY_CHECKS = (
         "Re-create before they stop",
     ),
     (
+        "quota-high",
+        {"quota_high": True},
+        "Past 80 % of their quota",
+        "Keys that have used most of their quota this period: refused with 429 once it is "
+        "spent, until it refills.",
+        "Top up or raise their quotas",
+    ),
+    (
         "pending",
         {"state": "pending"},
         "Waiting for approval",

@@ -12,6 +12,7 @@ from django.utils import timezone
 from apps.api_keys.models import UNUSED_AFTER, ApiKey, ApiKeyQuerySet, ApiKeyState
 from apps.api_keys.states import idle_condition
 from apps.common.validation import parse_id
+from apps.quotas.counting import key_quota_uses
 
 # The list opens on the keys that work or wait for approval (every CLI re-login leaves a
 # revoked row behind); each state on its own, or all of them.
@@ -53,6 +54,7 @@ class KeyFilters:
     expiring: bool = False  # active and expiring within 7 days
     idle: int = 0  # unused (or, never used, created) this many days ago or more
     write_unrestricted: bool = False  # a write scope, limited to no object and no network
+    quota_high: bool = False  # active, past 80 % of its quota this period
     ignored: tuple[str, ...] = ()
 
     @classmethod
@@ -77,6 +79,7 @@ class KeyFilters:
             expiring=query.get("expiring") == "1",
             idle=int(idle) if idle and valid["idle"] else 0,
             write_unrestricted=query.get("write_unrestricted") == "1",
+            quota_high=query.get("quota_high") == "1",
             ignored=tuple(name for name, ok in valid.items() if not ok),
         )
 
@@ -137,6 +140,15 @@ class KeyFilters:
             keys = keys.in_state(ApiKeyState.ACTIVE, now).filter(
                 expires_at__lte=now + EXPIRING_WITHIN
             )
+        if self.quota_high:
+            with_quota = list(
+                keys.in_state(ApiKeyState.ACTIVE, now)
+                .filter(quota_requests__isnull=False)
+                .select_related(None)
+                .only("pk", "created_at", "quota_requests", "quota_period")
+            )
+            uses = key_quota_uses(with_quota)
+            keys = keys.filter(pk__in=[pk for pk, use in uses.items() if use.percent >= 80])
         return keys
 
 

@@ -261,16 +261,20 @@ def quota_use_json(
     return quota_uses([holder], datetime.now(UTC))[holder.scope].as_json() if holder else None
 
 
-def attach_quota_uses(keys: Iterable[Any]) -> None:
-    """Give each key with a quota its current period as `quota_use` (for the key list's bar):
-    one Redis MGET for the page."""
-    keys = list(keys)
+def key_quota_uses(keys: Iterable[Any]) -> dict[int, QuotaUse]:
+    """The current period of each key with a quota, by key id: one Redis MGET for them all."""
     holders = {
         key.pk: holder
         for key in keys
         if (holder := holder_of(key.pk, key.quota, key.created_at)) is not None
     }
     uses = quota_uses(holders.values(), datetime.now(UTC))
+    return {key_id: uses[holder.scope] for key_id, holder in holders.items()}
+
+
+def attach_quota_uses(keys: Iterable[Any]) -> None:
+    """Give each key its current period as `quota_use` (None without a quota), for pages."""
+    keys = list(keys)
+    uses = key_quota_uses(keys)
     for key in keys:
-        holder = holders.get(key.pk)
-        key.quota_use = uses[holder.scope] if holder is not None else None
+        key.quota_use = uses.get(key.pk)

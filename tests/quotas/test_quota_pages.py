@@ -74,3 +74,19 @@ def test_an_owner_sets_the_member_key_quota_on_the_settings_page(client):
     client.post("/settings/", form(name=workspace.name, member_quota=""))
     workspace.refresh_from_db()
     assert workspace.member_quota is None
+
+
+def test_key_health_counts_the_keys_past_80_percent_and_the_list_shows_them(client, live_server):
+    owner = owner_of()
+    high = make_key(user=owner, scopes=["pages:read"], quota=Quota(5, "day"), name="Busy")
+    low = make_key(user=owner, scopes=["pages:read"], quota=Quota(50, "day"), name="Calm")
+    make_key(user=owner, scopes=["pages:read"], name="Unmetered")
+    for made in (high, low):
+        for _ in range(4):
+            assert call(live_server, made.secret).status_code == 200
+    client.force_login(owner)
+    health = client.get("/integrations/api/health/").content.decode()
+    tile = health[health.index('data-testid="health-quota-high"') :]
+    assert '<span class="count">1</span>' in tile[:200]
+    listing = client.get("/integrations/api/?quota_high=1").content.decode()
+    assert "Busy" in listing and "Calm" not in listing and "Unmetered" not in listing
