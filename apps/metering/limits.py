@@ -44,8 +44,8 @@ LOCAL_BUCKETS_MAX = 100_000
 # ARGV: now, emission interval ("" for no bucket: limits off), window (seconds, as decimal
 # strings); the count field of this request if allowed and if refused ("" counts nothing); its
 # request log entry ("" logs nothing) and the status it gets if allowed and if refused; how
-# many pairs of count field and amount follow; the quota's allowance and how long its count is
-# kept ("" for ever); the pairs, then request log items: what this process gathered since its
+# many pairs of count field and amount follow; the quota's allowance ("" for none); the pairs,
+# then request log items: what this process gathered since its
 # last call. Returns {1 allowed or 0 refused, the bucket's arrival time after this request as a
 # string (Redis would truncate a Lua number to an integer), the quota's count}; {2, seconds
 # left} for a blocked address; {3} when the quota's count is not in Redis (nothing was done:
@@ -60,8 +60,8 @@ if quota then
   if not held then return {3, ''} end
   used = tonumber(held)
 end
-local pairs_end = 11 + 2 * tonumber(ARGV[9])
-for i = 12, pairs_end, 2 do redis.call('HINCRBY', KEYS[2], ARGV[i], ARGV[i + 1]) end
+local pairs_end = 10 + 2 * tonumber(ARGV[9])
+for i = 11, pairs_end, 2 do redis.call('HINCRBY', KEYS[2], ARGV[i], ARGV[i + 1]) end
 if #ARGV > pairs_end then redis.call('RPUSH', KEYS[3], unpack(ARGV, pairs_end + 1)) end
 local function note(field, status, mark)
   if field ~= '' then redis.call('HINCRBY', KEYS[2], field, 1) end
@@ -98,8 +98,7 @@ if ARGV[2] ~= '' then
   redis.call('SET', KEYS[1], tostring(new_tat), 'PX', math.ceil((new_tat - now) * 1000) + 1000)
 end
 if quota then
-  used = redis.call('INCR', KEYS[5])
-  if ARGV[11] ~= '' then redis.call('EXPIRE', KEYS[5], ARGV[11]) end
+  used = redis.call('INCR', KEYS[5])  -- keeps the expiry its rebuild set
   redis.call('SADD', KEYS[6], KEYS[5])
 end
 note(ARGV[4], ARGV[7], 'a')
@@ -176,7 +175,7 @@ def _take_in_redis(
         *(note.count_allowed, note.count_refused),
         *(note.log_entry, note.status_allowed, note.status_refused),
         len(changes),
-        *((quota.limit, quota.expire_seconds or "") if quota is not None else ("", "")),
+        quota.limit if quota is not None else "",
     ]
     for field, amount in changes:
         args += [field, amount]

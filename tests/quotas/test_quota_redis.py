@@ -31,6 +31,8 @@ def test_with_redis_the_count_is_taken_in_redis_and_refusals_give_their_unit_bac
     assert call(live_server, made.secret, "GET", "/keys").status_code == 403  # given back
     assert [call(live_server, made.secret).status_code for _ in range(4)] == [200, 200, 200, 429]
     assert list(quota_counts().values()) == [3]
+    [name] = quota_counts()  # kept a day past its period (the rebuild set it; INCR keeps it)
+    assert 86_400 < redis_client().ttl(name) <= 2 * 86_400
     refused = call(live_server, made.secret)
     assert refused.json()["error"] == "quota-exceeded" and "Retry-After" in refused.headers
     # The copy PostgreSQL keeps, what a rebuild after a crash starts from.
