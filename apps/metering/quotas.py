@@ -34,6 +34,9 @@ class QuotaTake:
     rebuild: Callable[[], int]  # the net use so far, from PostgreSQL
     take_in_database: Callable[[], tuple[bool, int]]  # (admitted, net use after), no Redis
     give_back_in_database: Callable[[], None]
+    # The units PostgreSQL counted while Redis was away and Redis has not been given yet:
+    # taken (reset to 0) as they are added to Redis's count.
+    take_offline: Callable[[], int]
 
 
 @dataclass(frozen=True)
@@ -69,11 +72,11 @@ _GIVE_BACK = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('DECRBY', KEYS[1], ARGV[1]) end
 return false
 """
-# Raised to what PostgreSQL counted while Redis was out of reach, never lowered.
-_RAISE_TO = """
-local held = tonumber(redis.call('GET', KEYS[1]) or '')
-if held and held < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1], 'KEEPTTL') end
-return held
+# What PostgreSQL counted while Redis was out of reach, added where the count is held (a count
+# Redis lost is rebuilt from PostgreSQL, whose copy holds those units already).
+_ADD_OFFLINE = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('INCRBY', KEYS[1], ARGV[1]) end
+return false
 """
 
 
@@ -97,9 +100,9 @@ def quota_give_back(redis_key: str, amount: int = 1) -> None:
 
 
 class _CountedWithoutRedis:
-    """The quotas this process counted in PostgreSQL while Redis was out of reach: raised in
-    Redis to PostgreSQL's count once Redis answers again, so that the requests served in
-    between are not handed out a second time."""
+    """The quotas this process counted in PostgreSQL while Redis was out of reach: what was
+    counted there is added to Redis's count once Redis answers again, before this process's
+    next request, so that the requests served in between are not handed out a second time."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -107,7 +110,7 @@ class _CountedWithoutRedis:
 
     def add(self, take: QuotaTake) -> None:
         with self.lock:
-            self.counts[take.redis_key] = take.rebuild
+            self.counts[take.redis_key] = take.take_offline
 
     def merge(self) -> None:
         if not self.counts:
@@ -115,8 +118,9 @@ class _CountedWithoutRedis:
         with self.lock:
             counts, self.counts = self.counts, {}
         client = redis_client()
-        for redis_key, rebuild in counts.items():
-            client.eval(_RAISE_TO, 1, redis_key, rebuild())
+        for redis_key, take_offline in counts.items():
+            if offline := take_offline():
+                client.eval(_ADD_OFFLINE, 1, redis_key, offline)
 
     def clear(self) -> None:
         with self.lock:

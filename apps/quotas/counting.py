@@ -101,6 +101,7 @@ def quota_take(holder: QuotaHolder, now: datetime) -> QuotaTake:
         rebuild=lambda: net_used_in_database(holder, period),
         take_in_database=lambda: _take_in_database(holder, period),
         give_back_in_database=lambda: _give_back_in_database(holder, period),
+        take_offline=lambda: _take_offline(holder, period),
     )
 
 
@@ -136,8 +137,10 @@ def _take_in_database(holder: QuotaHolder, period: Period) -> tuple[bool, int]:
     """One unit from the period's row, only while it is below the allowance: (admitted, net)."""
     row = period_counter(holder, period)
     limit = holder.quota.requests
+    # With Redis configured (and away), the unit is also owed to Redis's count.
+    owed = 1 if settings.REDIS_URL else 0
     taken = QuotaCounter.objects.filter(pk=row.pk, used__lt=F("credit") + limit).update(
-        used=F("used") + 1
+        used=F("used") + 1, offline=F("offline") + owed
     )
     row.refresh_from_db(fields=["used", "credit"])
     net = row.used - row.credit
@@ -148,8 +151,22 @@ def _take_in_database(holder: QuotaHolder, period: Period) -> tuple[bool, int]:
 
 def _give_back_in_database(holder: QuotaHolder, period: Period) -> None:
     QuotaCounter.objects.filter(scope=holder.scope, period_start=period.start).update(
-        used=F("used") - 1
+        used=F("used") - 1, offline=Greatest(F("offline") - 1, Value(0))
     )
+
+
+def _take_offline(holder: QuotaHolder, period: Period) -> int:
+    """The units counted here while Redis was away, reset to 0 as they go to Redis."""
+    with transaction.atomic():
+        row = (
+            QuotaCounter.objects.select_for_update(no_key=True)
+            .filter(scope=holder.scope, period_start=period.start)
+            .first()
+        )
+        if row is None or row.offline <= 0:
+            return 0
+        QuotaCounter.objects.filter(pk=row.pk).update(offline=0)
+        return row.offline
 
 
 def quota_checkpoint() -> int:

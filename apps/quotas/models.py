@@ -16,6 +16,8 @@ class QuotaCounter(models.Model):
     period_start = models.DateTimeField()
     used = models.BigIntegerField(default=0)
     credit = models.BigIntegerField(default=0)
+    # Of `used`, what was counted here while Redis was away and not yet added to Redis's count.
+    offline = models.BigIntegerField(default=0)
     warned = models.CharField(max_length=8, blank=True, default="")  # "80", "100": told once
 
     class Meta:
