@@ -13,7 +13,8 @@ from apps.api.scopes import ALL_SCOPES, WRITE_SCOPES
 from apps.common.wording import pluralize
 from apps.metering.facts import request_facts
 from apps.metering.requests import admit
-from apps.quotas.counting import holder_of, quota_take, refill_text
+from apps.quotas.counting import holder_of, quota_take
+from apps.quotas.uses import spent_text
 from apps.workspaces.models import Membership
 
 from . import tokens
@@ -143,11 +144,7 @@ def api_key_from_request(request: HttpRequest) -> ApiKey:
     limit = key.rate_limit_per_minute or settings.API_RATE_LIMIT_PER_MINUTE
     state = admit(request, limit=limit, now=now, quota=quota)
     if state is not None and state.quota_spent and holder is not None:
-        raise ApiFailure(
-            "quota-exceeded",
-            f"This key's quota of {holder.quota} is spent; {refill_text(holder.period(now))}.",
-            **state.headers(),
-        )
+        raise ApiFailure("quota-exceeded", spent_text(holder, now), **state.headers())
     if state is not None and state.refused:
         raise ApiFailure(
             "rate-limited",

@@ -23,7 +23,7 @@ from apps.api.operations import (
 )
 from apps.common.quota_periods import quota_from_json
 from apps.common.validation import InvalidInput
-from apps.quotas.counting import quota_use_json, quota_wider
+from apps.quotas.uses import quota_use_json, quota_wider
 
 from .key_records import decode_cursor, encode_cursor, expiry_of, key_to_json, with_secret
 from .key_schemas import (

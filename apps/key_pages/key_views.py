@@ -26,7 +26,7 @@ from apps.audit.models import AuditEvent
 from apps.audit.services import request_actor
 from apps.common.validation import InvalidInput
 from apps.metering.refusals import refusals_last_day
-from apps.quotas.counting import attach_quota_uses
+from apps.quotas.uses import attach_quota_uses
 from apps.workspaces.decorators import WorkspaceRequest
 from apps.workspaces.models import Membership
 

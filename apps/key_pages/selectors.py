@@ -12,7 +12,7 @@ from django.utils import timezone
 from apps.api_keys.models import UNUSED_AFTER, ApiKey, ApiKeyQuerySet, ApiKeyState
 from apps.api_keys.states import idle_condition
 from apps.common.validation import parse_id
-from apps.quotas.counting import key_quota_uses
+from apps.quotas.uses import key_quota_uses
 
 # The list opens on the keys that work or wait for approval (every CLI re-login leaves a
 # revoked row behind); each state on its own, or all of them.

@@ -22,7 +22,7 @@ from apps.common.dates import moment_text
 from apps.common.spreadsheet import csv_lines
 from apps.common.validation import InvalidInput, parse_id
 from apps.common.wording import pluralize
-from apps.quotas.counting import attach_quota_uses
+from apps.quotas.uses import attach_quota_uses
 from apps.workspaces.decorators import WorkspaceRequest
 
 from .forms import ApiKeyCreateForm

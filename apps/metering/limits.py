@@ -26,7 +26,14 @@ from apps.common.cache import (  # noqa: F401 - REDIS_RETRY_SECONDS re-exported
 )
 
 from .pending import NOTED_SECONDS, redis_pending_take, redis_unsettled_add
-from .quotas import TOUCHED, QuotaTake, counted_without_redis, quota_seed, quota_state
+from .quotas import (
+    TOUCHED,
+    QuotaTake,
+    counted_without_redis,
+    last_seen,
+    quota_seed,
+    quota_state,
+)
 from .records import REDIS_COUNTS, REDIS_REQUESTS
 from .standing import WINDOW_SECONDS, RateLimitState, bucket_state
 
@@ -203,7 +210,7 @@ def _take_locally(
     state = bucket_state(limit, interval or 0, now, tat, allowed)
     if quota is None or not allowed:
         return state
-    admitted, used = quota.take_in_database()
+    admitted, used = quota.take_in_database(last_seen.get(quota.redis_key))
     return state.with_quota(quota_state(quota, used, refused=not admitted, in_database=True))
 
 
@@ -257,6 +264,7 @@ def rate_limit_take(
         state = bucket_state(limit, interval or 0, now, value, allowed, note.noted(outcome == 1))
         if quota is None or outcome == 0:
             return state
+        last_seen.saw(quota.redis_key, used)
         return state.with_quota(quota_state(quota, used, refused=outcome == 4))
     if quota is not None and settings.REDIS_URL:
         counted_without_redis.add(quota)
@@ -268,6 +276,7 @@ def rate_limit_reset() -> None:
     _local.clear()
     redis_health.reset()
     counted_without_redis.clear()
+    last_seen.clear()
 
 
 def redis_status() -> str:

@@ -32,7 +32,8 @@ class QuotaTake:
     reset_seconds: int | None  # until the next period (None: it never refills)
     expire_seconds: int | None  # how long Redis keeps the count (None: for good)
     rebuild: Callable[[], int]  # the net use so far, from PostgreSQL
-    take_in_database: Callable[[], tuple[bool, int]]  # (admitted, net use after), no Redis
+    # Without Redis: (admitted, net use after), given the count this process last saw in Redis
+    take_in_database: Callable[[int | None], tuple[bool, int]]
     give_back_in_database: Callable[[], None]
     # The units PostgreSQL counted while Redis was away and Redis has not been given yet:
     # taken (reset to 0) as they are added to Redis's count.
@@ -128,3 +129,31 @@ class _CountedWithoutRedis:
 
 
 counted_without_redis = _CountedWithoutRedis()
+
+
+class _LastSeen:
+    """The count of each quota this process last read in Redis. PostgreSQL's copy lags Redis's
+    by up to a flush; when Redis goes away, each process raises the copy to what it saw last
+    before counting there, so the outage does not hand out again what the lag hid."""
+
+    MAX = 100_000
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.counts: dict[str, int] = {}
+
+    def saw(self, redis_key: str, used: int) -> None:
+        if len(self.counts) >= self.MAX:
+            with self.lock:
+                self.counts.clear()
+        self.counts[redis_key] = used
+
+    def get(self, redis_key: str) -> int | None:
+        return self.counts.get(redis_key)
+
+    def clear(self) -> None:
+        with self.lock:
+            self.counts.clear()
+
+
+last_seen = _LastSeen()

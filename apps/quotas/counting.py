@@ -6,17 +6,15 @@ The reasoning for exactness under concurrency is in docs/operations.md, "Quotas"
 """
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F, Value
 from django.db.models.functions import Greatest
 
-from apps.api.http import iso_time
 from apps.common.cache import redis_client
 from apps.common.quota_periods import WINDOW_SECONDS, Period, Quota, period_at
 from apps.metering.quotas import TOUCHED, QuotaTake
@@ -99,7 +97,7 @@ def quota_take(holder: QuotaHolder, now: datetime) -> QuotaTake:
         reset_seconds=left,
         expire_seconds=None if left is None else left + 86_400,
         rebuild=lambda: net_used_in_database(holder, period),
-        take_in_database=lambda: _take_in_database(holder, period),
+        take_in_database=lambda seen: _take_in_database(holder, period, seen),
         give_back_in_database=lambda: _give_back_in_database(holder, period),
         take_offline=lambda: _take_offline(holder, period),
     )
@@ -133,10 +131,18 @@ def net_used_in_database(holder: QuotaHolder, period: Period) -> int:
     return max(row.used, answered) - row.credit
 
 
-def _take_in_database(holder: QuotaHolder, period: Period) -> tuple[bool, int]:
-    """One unit from the period's row, only while it is below the allowance: (admitted, net)."""
+def _take_in_database(
+    holder: QuotaHolder, period: Period, seen: int | None = None
+) -> tuple[bool, int]:
+    """One unit from the period's row, only while it is below the allowance: (admitted, net).
+    `seen`: the net count this process last read in Redis, which the row is first raised to
+    (its copy of Redis's count lags by up to a flush)."""
     row = period_counter(holder, period)
     limit = holder.quota.requests
+    if seen is not None:
+        QuotaCounter.objects.filter(pk=row.pk).update(
+            used=Greatest(F("used"), Value(seen) + F("credit"))
+        )
     # With Redis configured (and away), the unit is also owed to Redis's count.
     owed = 1 if settings.REDIS_URL else 0
     taken = QuotaCounter.objects.filter(pk=row.pk, used__lt=F("credit") + limit).update(
@@ -199,99 +205,3 @@ def quota_checkpoint() -> int:
 
 def quota_checkpoint_sweep(now: float) -> int:
     return quota_checkpoint()
-
-
-@dataclass(frozen=True)
-class QuotaUse:
-    """A quota's current period as people see it."""
-
-    quota: Quota
-    used: int
-    period: Period
-
-    @property
-    def left(self) -> int:
-        return max(0, self.quota.requests - self.used)
-
-    @property
-    def shown_used(self) -> int:
-        """Used, as people read it (a top-up can take the net count below 0)."""
-        return max(0, self.used)
-
-    @property
-    def percent(self) -> int:
-        return min(100, self.shown_used * 100 // self.quota.requests)
-
-    def as_json(self) -> dict[str, object]:
-        return {
-            **self.quota.as_json(),
-            "used": max(0, self.used),
-            "left": self.left,
-            "periodStart": iso_time(self.period.start),
-            "refillsAt": iso_time(self.period.end) if self.period.end else None,
-        }
-
-
-def quota_uses(holders: Iterable[QuotaHolder], now: datetime) -> dict[str, QuotaUse]:
-    """The current period's use of each holder, by scope: from Redis where it holds the count
-    (one MGET), else from PostgreSQL."""
-    holders = list(holders)
-    if not holders:
-        return {}
-    periods = [holder.period(now) for holder in holders]
-    held: list[object] = [None] * len(holders)
-    if settings.REDIS_URL:
-        try:
-            keys = [redis_key_of(h.scope, p) for h, p in zip(holders, periods, strict=True)]
-            held = list(redis_client().mget(keys))
-        except Exception as error:
-            logger.warning("Quota counts read from PostgreSQL: Redis is away (%s).", error)
-    uses = {}
-    for holder, period, value in zip(holders, periods, held, strict=True):
-        if isinstance(value, bytes | str | int):
-            used = int(value)
-        else:
-            used = net_used_in_database(holder, period)
-        uses[holder.scope] = QuotaUse(holder.quota, used, period)
-    return uses
-
-
-def refill_text(period: Period) -> str:
-    """When a period's allowance refills, as the 429's message says it."""
-    if period.end is None:
-        return "it does not refill; an owner can top it up"
-    return f"it refills at {period.end:%Y-%m-%d %H:%M} UTC"
-
-
-def quota_wider(quota: Quota | None, caller: Quota | None) -> str | None:
-    """Why a new key with `quota` would escape its maker's (`caller`'s) quota, or None."""
-    if caller is None or (quota is not None and quota.narrower_than(caller)):
-        return None
-    return f"its quota would be more than this key's {caller}"
-
-
-def quota_use_json(
-    key_id: int, quota: Quota | None, created_at: datetime
-) -> dict[str, object] | None:
-    """A key's quota's current period (used, left, its refill), or None without a quota."""
-    holder = holder_of(key_id, quota, created_at)
-    return quota_uses([holder], datetime.now(UTC))[holder.scope].as_json() if holder else None
-
-
-def key_quota_uses(keys: Iterable[Any]) -> dict[int, QuotaUse]:
-    """The current period of each key with a quota, by key id: one Redis MGET for them all."""
-    holders = {
-        key.pk: holder
-        for key in keys
-        if (holder := holder_of(key.pk, key.quota, key.created_at)) is not None
-    }
-    uses = quota_uses(holders.values(), datetime.now(UTC))
-    return {key_id: uses[holder.scope] for key_id, holder in holders.items()}
-
-
-def attach_quota_uses(keys: Iterable[Any]) -> None:
-    """Give each key its current period as `quota_use` (None without a quota), for pages."""
-    keys = list(keys)
-    uses = key_quota_uses(keys)
-    for key in keys:
-        key.quota_use = uses.get(key.pk)

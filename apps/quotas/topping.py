@@ -13,8 +13,9 @@ from apps.common.quota_periods import REQUESTS_MAX
 from apps.common.validation import InvalidInput
 from apps.metering.quotas import quota_give_back
 
-from .counting import QuotaHolder, QuotaUse, period_counter, quota_uses, redis_key_of
+from .counting import QuotaHolder, period_counter, redis_key_of
 from .models import QuotaCounter
+from .uses import QuotaUse, quota_uses
 
 
 def quota_change_left(

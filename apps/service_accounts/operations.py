@@ -16,7 +16,7 @@ from apps.api_keys.narrowing import wider_than_key
 from apps.api_keys.policy import DESCRIPTION_MAX_LENGTH, clean_scopes
 from apps.api_keys.restrictions import clean_restriction_changes
 from apps.common.quota_periods import quota_from_json
-from apps.quotas.counting import quota_wider
+from apps.quotas.uses import quota_wider
 from apps.workspaces.models import Membership, ServiceAccount
 
 from .services import (

@@ -14,9 +14,10 @@ from apps.api_keys.models import ApiKey
 from apps.api_keys.operations import KEY_ID
 from apps.audit.services import audit_record
 from apps.common.quota_periods import REQUESTS_MAX, quota_from_json
-from apps.quotas.counting import QuotaUse, holder_of
+from apps.quotas.counting import holder_of
 from apps.quotas.schemas import QUOTA, QUOTA_USE_RECORD
 from apps.quotas.topping import quota_change_left
+from apps.quotas.uses import QuotaUse
 from apps.workspaces.models import Membership
 
 from .audit_actions import KEY_QUOTA_CHANGED

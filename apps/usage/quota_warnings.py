@@ -16,8 +16,9 @@ from apps.api_keys.models import ApiKey
 from apps.audit.services import Actor, audit_record
 from apps.common.dates import moment_text
 from apps.common.tasks import send_email
-from apps.quotas.counting import QuotaUse, holder_of
+from apps.quotas.counting import holder_of
 from apps.quotas.models import QuotaCounter
+from apps.quotas.uses import QuotaUse
 from apps.workspaces.models import holder_emails
 
 from .audit_actions import KEY_QUOTA_EXHAUSTED, KEY_QUOTA_WARNING

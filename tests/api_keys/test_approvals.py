@@ -64,6 +64,7 @@ def test_owners_read_and_change_the_policy_over_the_api_audited(client, owner_ke
         "requireTwoFactor": False,
         "approval": "off",
         "idleDays": None,
+        "memberQuota": None,
     }
     changed = patch(
         client,

@@ -47,7 +47,8 @@ def test_the_create_form_offers_only_what_the_policy_allows(client, workspace, o
     set_policy(client, workspace, 60, False)
     form = client.get("/integrations/api/new/").content.decode()
     assert 'value="60"' in form and 'value="30"' in form
-    assert 'value="90"' not in form and 'value="never"' not in form
+    assert 'name="expiry" value="90"' not in form
+    assert 'name="expiry" value="never"' not in form
     token = form.split('name="form_token" value="')[1].split('"')[0]
     refused = client.post(
         "/integrations/api/new/",

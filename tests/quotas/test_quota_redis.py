@@ -76,3 +76,13 @@ def test_while_redis_is_out_of_reach_postgresql_counts_and_redis_learns_it_after
     assert list(quota_counts().values()) == [2]  # Redis missed the two served meanwhile
     statuses = [call(live_server, made.secret).status_code for _ in range(3)]
     assert statuses == [200, 200, 429]  # 2 in Redis + 2 in PostgreSQL + 2 = 6
+
+
+def test_an_outage_does_not_hand_out_again_what_the_lagging_copy_missed(live_server, with_redis):
+    made = make_key(user=owner_of(), scopes=["pages:read"], quota=Quota(4, "day"))
+    assert [call(live_server, made.secret).status_code for _ in range(2)] == [200, 200]
+    QuotaCounter.objects.filter(scope=f"k{made.key.pk}").update(used=0)  # the copy lags
+    redis_client().client_pause(2500)
+    statuses = [call(live_server, made.secret).status_code for _ in range(3)]
+    assert statuses == [200, 200, 429]  # counted on from what this process last saw: 2
+    time.sleep(2.6)
