@@ -283,6 +283,7 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
     if isinstance(message, HttpResponse):  # not one JSON-RPC message: refused in plain words
         return rate_limit_headers(request, message)
     facts.operation = tool = _operation_of(message)
+    facts.quota_exempt = tool not in TOOLS  # a quota counts tools/call only (§17)
     if tool in TOOLS and (challenge := scope_challenge(request, key, OPERATIONS_BY_NAME[tool])):
         return rate_limit_headers(request, challenge)
     status, headers, content = _answer(request, key, message, body)

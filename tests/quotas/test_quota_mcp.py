@@ -1,0 +1,39 @@
+"""A quota at the MCP door: a tools/call counts as its API operation, MCP's own methods never,
+and get_key shows the period's use."""
+
+import httpx
+import pytest
+
+from apps.common.quota_periods import Quota
+from tests.factories import make_key, owner_of
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def mcp(live_server, secret: str, method: str, params: dict | None = None) -> httpx.Response:
+    message = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params or {}}
+    headers = {
+        "Authorization": f"Bearer {secret}",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2025-06-18",
+    }
+    return httpx.post(f"{live_server.url}/mcp", json=message, headers=headers, timeout=10)
+
+
+def test_tools_calls_spend_the_quota_mcps_own_methods_do_not_and_get_key_shows_it(live_server):
+    owner = owner_of()
+    made = make_key(user=owner, scopes=["keys:read"], quota=Quota(3, "day"), name="Agent")
+    for _ in range(4):
+        assert mcp(live_server, made.secret, "tools/list").status_code == 200
+    shown = []
+    for _ in range(3):
+        answer = mcp(
+            live_server, made.secret, "tools/call",
+            {"name": "get_key", "arguments": {"keyId": made.key.pk}},
+        )  # fmt: skip
+        assert answer.status_code == 200, answer.text
+        shown.append(answer.json()["result"]["structuredContent"]["quotaUse"])
+    assert [use["used"] for use in shown] == [1, 2, 3]  # this call's own unit included
+    assert shown[-1]["left"] == 0 and shown[-1]["requests"] == 3
+    spent = mcp(live_server, made.secret, "tools/list")
+    assert spent.status_code == 429 and spent.json()["error"] == "quota-exceeded"
