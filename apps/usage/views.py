@@ -11,6 +11,7 @@ from django.views.decorators.http import require_http_methods
 
 from apps.api_keys.models import ApiKey
 from apps.common.spreadsheet import csv_lines
+from apps.quotas.uses import attach_quota_uses
 from apps.workspaces.decorators import WorkspaceRequest, workspace_staff_required
 
 from .charts import daily_chart, hourly_chart
@@ -41,6 +42,7 @@ def usage_page(request: WorkspaceRequest) -> HttpResponse:
     busiest = sorted(per_key.items(), key=lambda item: (-item[1]["total"], item[0]))[:BUSIEST]
     keys = ApiKey.objects.filter(pk__in=[key_id for key_id, _ in busiest]).select_related("user")
     by_id = {key.pk: key for key in keys}
+    attach_quota_uses(by_id.values())
     context = {
         "daily": daily_chart(
             today=today, title="Requests a day, last 30 days", key__workspace=workspace

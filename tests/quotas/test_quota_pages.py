@@ -90,3 +90,16 @@ def test_key_health_counts_the_keys_past_80_percent_and_the_list_shows_them(clie
     assert '<span class="count">1</span>' in tile[:200]
     listing = client.get("/integrations/api/?quota_high=1").content.decode()
     assert "Busy" in listing and "Calm" not in listing and "Unmetered" not in listing
+
+
+def test_the_usage_page_shows_each_busy_keys_quota_this_period(client, live_server):
+    owner = owner_of()
+    made = make_key(user=owner, scopes=["pages:read"], quota=Quota(100, "month"), name="Shop")
+    plain = make_key(user=owner, scopes=["pages:read"], name="Plain")
+    for secret in (made.secret, plain.secret):
+        for _ in range(3):
+            assert call(live_server, secret).status_code == 200
+    client.force_login(owner)
+    page = client.get("/usage/").content.decode()
+    assert page.count('data-testid="usage-quota"') == 1
+    assert "3 of 100 this month" in page
