@@ -84,9 +84,10 @@ def output_shape(schema: Any) -> Any:
         shape["items"] = output_shape(schema["items"])
     kinds = shape.get("type")
     if isinstance(kinds, list) and "null" in kinds:
-        # A nullable value's shape says nothing a client checks for: `{}` takes either, in
-        # the fewest bytes of tools/list (held under 8 KB), and no list of types.
-        del shape["type"]
+        # A nullable value's shape, an object's properties too, is `{}`: it takes either, in
+        # the fewest bytes of tools/list (held under 8 KB), with no list of types; the whole
+        # shape is in the OpenAPI document.
+        return {}
     return shape
 
 

@@ -1,6 +1,7 @@
 """The MCP door, black-box: the SDK's own Streamable HTTP client against a live server."""
 
 import asyncio
+import gc
 import json
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
@@ -451,8 +452,23 @@ def test_malformed_json_rpc_is_answered_in_plain_words(live_server, content, say
     assert "pydantic" not in answer.text and "JSONRPCRequest" not in answer.text
 
 
+@pytest.fixture
+def collector_paused():
+    """The live server answers in this process: a garbage collection that starts while its
+    parser is 999 frames deep may find an object whose finalizer fails, and pytest's hook then
+    has no stack left to report it (seen once in five runs). Collected here, at the surface."""
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+        gc.collect()
+
+
 @pytest.mark.parametrize("member", [False, True])
-def test_json_nested_past_the_parser_is_a_parse_error_not_a_500(live_server, member):
+def test_json_nested_past_the_parser_is_a_parse_error_not_a_500(
+    live_server, member, collector_paused
+):
     """`[` × 999 (and the same inside a tool's arguments) once answered 500 to any valid key."""
     if member:
         community = make_community()

@@ -33,10 +33,16 @@ def require(binary: str) -> str:
     return found
 
 
+class NotReady(OSError):
+    """Prometheus answers 503 until it has opened its storage and is ready for queries."""
+
+
 def query(prometheus: str, expression: str) -> float | None:
     """The value of an instant query's single result (None: no result)."""
     url = f"{prometheus}/api/v1/query?query={urllib.parse.quote(expression)}"
     status, body = get(url)
+    if status == 503:
+        raise NotReady(body)
     assert status == 200, body
     result = json.loads(body)["data"]["result"]
     return float(result[0]["value"][1]) if result else None
@@ -48,7 +54,7 @@ def wait_for(prometheus: str, expression: str, want: float, seconds: float = 60)
     while time.monotonic() < deadline:
         try:
             value = query(prometheus, expression)
-        except OSError:  # Prometheus still starting (seconds on a busy machine)
+        except OSError:  # Prometheus still starting, or not ready (seconds on a busy machine)
             value = None
         if value == want:
             return
