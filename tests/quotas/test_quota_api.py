@@ -3,7 +3,6 @@ PostgreSQL here (no Redis); tests/quotas/test_quota_redis.py counts it in Redis.
 
 from datetime import timedelta
 
-import httpx
 import pytest
 import time_machine
 from django.utils import timezone
@@ -11,19 +10,15 @@ from django.utils import timezone
 from apps.api.scopes import EVERY_SCOPE
 from apps.audit.models import AuditEvent
 from apps.common.quota_periods import Quota
+from tests.api_keys.test_keys_api import call as keys_api_call
 from tests.factories import make_key, owner_of
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def call(live_server, secret: str, method: str = "GET", path: str = "/workspace", body=None):
-    return httpx.request(
-        method,
-        f"{live_server.url}/api/v1{path}",
-        headers={"Authorization": f"Bearer {secret}"},
-        json=body,
-        timeout=10,
-    )
+    """tests/api_keys' call, GET /workspace unless told otherwise."""
+    return keys_api_call(live_server, secret, method, path, body)
 
 
 @pytest.fixture

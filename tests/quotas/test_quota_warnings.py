@@ -29,11 +29,11 @@ def run_to_the_end(live_server, secret: str) -> list[int]:
 
 def test_at_80_and_100_percent_the_holder_is_told_once_each_counted_in_postgresql(live_server):
     owner = owner_of(email="holder@example.com")
-    made = make_key(user=owner, scopes=["pages:read"], quota=Quota(5, "day"), name="Shop")
-    assert [call(live_server, made.secret).status_code for _ in range(3)] == [200] * 3
-    assert told() == []  # 60 %
-    assert call(live_server, made.secret).status_code == 200
-    assert told() == ["key.quota_warning"]  # 80 %
+    made = make_key(user=owner, scopes=["pages:read"], quota=Quota(10, "day"), name="Shop")
+    assert [call(live_server, made.secret).status_code for _ in range(7)] == [200] * 7
+    assert told() == []  # 70 %
+    assert [call(live_server, made.secret).status_code for _ in range(2)] == [200] * 2
+    assert told() == ["key.quota_warning"]  # 80 % and 90 %: told once
     assert run_to_the_end(live_server, made.secret) == [200, 429, 429, 429, 429, 429]
     assert told() == ["key.quota_warning", "key.quota_exhausted"]
     run_tasks()
@@ -43,7 +43,7 @@ def test_at_80_and_100_percent_the_holder_is_told_once_each_counted_in_postgresq
         "Your API key “Shop” has used its whole quota",
     ]
     exhausted = AuditEvent.objects.get(action="key.quota_exhausted")
-    assert exhausted.data["used"] == 5 and exhausted.data["left"] == 0
+    assert exhausted.data["used"] == 10 and exhausted.data["left"] == 0
     assert AUDITED["key.quota_warning"] == "key.quota_warning"
     assert AUDITED["key.quota_exhausted"] == "key.quota_exhausted"
 
