@@ -8,11 +8,8 @@ class ApiKeysConfig(AppConfig):
 
     def ready(self) -> None:
         from apps.common import server_secrets  # noqa: F401 - registers the secrets' checks
-        from apps.metering.buffer import register_flusher
         from apps.workspaces.signals import holder_removed
 
         from .removal import api_keys_revoke_for_removed
-        from .verification import api_key_write_use
 
-        register_flusher(api_key_write_use)
         holder_removed.connect(api_keys_revoke_for_removed, dispatch_uid="api_keys.removed")

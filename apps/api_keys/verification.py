@@ -17,7 +17,6 @@ from apps.metering.buffer import Gathered, add
 
 from . import tokens
 from .audit_actions import KEY_FIRST_USED
-from .batch_stamps import merge_stamps, stamp_last_uses
 from .lookup import api_key_with_holder
 from .models import ApiKey
 
@@ -158,32 +157,6 @@ def _record_use_now(key: ApiKey, address: str | None, now: datetime) -> bool:
             transaction.get_connection().close()
         return False
     return True
-
-
-def api_key_write_use(gathered: Gathered) -> None:
-    """The usage flusher of keys: the last uses, the old secrets' uses and the stamps gathered,
-    each written only when due. Routine last uses and all stamps go in a few statements for
-    many keys, without loading them; a first use (audited) or a use of a rolling key's old
-    secret loads its key and goes through api_key_record_use."""
-    routine = []
-    special = {}
-    for key_id, (now, ip, previous, first) in gathered.last_use.items():
-        if first or previous:
-            special[key_id] = (now, ip, previous)
-        else:
-            routine.append((key_id, now, ip))
-    if routine:
-        stamp_last_uses(routine)
-    if special:
-        for key in ApiKey.objects.filter(pk__in=special).select_related("workspace", "user"):
-            now, ip, previous = special[key.pk]
-            key.called_with_previous_secret = previous
-            api_key_record_use(key, ip=ip, now=now)
-    by_field: dict[str, dict[int, dict[str, str]]] = {}
-    for (key_id, field, name), at in gathered.stamps.items():
-        by_field.setdefault(field, {}).setdefault(key_id, {})[name] = at.isoformat()
-    for field, stamps in by_field.items():
-        merge_stamps(field, stamps)
 
 
 def _stamp_previous_secret_use(key: ApiKey, now: datetime, interval: timedelta) -> None:

@@ -15,11 +15,13 @@ class UsageConfig(AppConfig):
 
         from . import audit_actions  # noqa: F401 - declares key.new_network
         from .answered import answered_since
+        from .key_stamps import write_key_uses
         from .moving import usage_move, usage_move_all
         from .quota_warnings import quota_thresholds_heard
         from .recording import write_counts_and_networks
         from .services import usage_daily
 
+        register_flusher(write_key_uses)
         register_flusher(write_counts_and_networks)
         register_answered_counter(answered_since)
         register_threshold_listener(quota_thresholds_heard)

@@ -118,10 +118,13 @@ def endpoint_detail(request: WorkspaceRequest, endpoint_id: int) -> HttpResponse
 @workspace_staff_required(owner_only=True)
 def endpoint_test(request: WorkspaceRequest, endpoint_id: int) -> HttpResponse:
     endpoint = _endpoint(request, endpoint_id)
+    # Taken before the event: its delivery is stamped with the moment it was emitted, which a
+    # second taken after could pass (the log then waited a minute for a delivery it showed).
+    sent = int(timezone.now().timestamp())
     endpoint_send_test(endpoint, actor=request_actor(request))
     messages.success(request, "Test event queued: it shows in the log below within seconds.")
     detail = reverse("webhooks:detail", args=[endpoint.pk])
-    return redirect(f"{detail}?sent={int(timezone.now().timestamp())}")
+    return redirect(f"{detail}?sent={sent}")
 
 
 @require_http_methods(["POST"])

@@ -1,5 +1,6 @@
-"""Many keys' last-use stamps in one statement, for the usage flush: with 10,000 keys in use,
-one UPDATE a flush instead of one per key."""
+"""The usage flush's part for keys: their last uses and the stamps of what they exercised,
+many keys in one statement (with 10,000 keys in use, one UPDATE a flush instead of one per
+key). The request only gathers them (apps/api_keys/verification.py)."""
 
 import json
 from datetime import datetime, timedelta
@@ -8,9 +9,10 @@ from typing import Any
 from django.conf import settings
 from django.db import connection
 
+from apps.api_keys.models import ApiKey
+from apps.api_keys.verification import api_key_record_use
 from apps.common.batch_sql import batches, rows_table
-
-from .models import ApiKey
+from apps.metering.buffer import Gathered
 
 COLUMNS = (("id", "bigint"), ("at", "timestamptz"), ("stale", "timestamptz"), ("ip", "inet"))
 
@@ -61,3 +63,29 @@ def merge_stamps(field: str, stamps: dict[int, dict[str, str]]) -> None:
                 f"FROM {rows_table(batch, STAMP_COLUMNS)} WHERE {table}.id = v.id",
                 [value for key_id, names in batch for value in (key_id, json.dumps(names))],
             )
+
+
+def write_key_uses(gathered: Gathered) -> None:
+    """The usage flusher of keys: the last uses, the old secrets' uses and the stamps gathered,
+    each written only when due. Routine last uses and all stamps go in a few statements for
+    many keys, without loading them; a first use (audited) or a use of a rolling key's old
+    secret loads its key and goes through api_key_record_use."""
+    routine = []
+    special = {}
+    for key_id, (now, ip, previous, first) in gathered.last_use.items():
+        if first or previous:
+            special[key_id] = (now, ip, previous)
+        else:
+            routine.append((key_id, now, ip))
+    if routine:
+        stamp_last_uses(routine)
+    if special:
+        for key in ApiKey.objects.filter(pk__in=special).select_related("workspace", "user"):
+            now, ip, previous = special[key.pk]
+            key.called_with_previous_secret = previous
+            api_key_record_use(key, ip=ip, now=now)
+    by_field: dict[str, dict[int, dict[str, str]]] = {}
+    for (key_id, field, name), at in gathered.stamps.items():
+        by_field.setdefault(field, {}).setdefault(key_id, {})[name] = at.isoformat()
+    for field, stamps in by_field.items():
+        merge_stamps(field, stamps)
