@@ -139,7 +139,7 @@ def api_key_from_request(request: HttpRequest) -> ApiKey:
             f"This key accepts requests only from its allowed networks, and "
             f"{address or 'this address'} is not in them.",
         )
-    holder = holder_of(key.pk, key.quota, key.created_at)
+    holder = holder_of(key)
     quota = quota_take(holder, now) if holder is not None else None
     limit = key.rate_limit_per_minute or settings.API_RATE_LIMIT_PER_MINUTE
     state = admit(request, limit=limit, now=now, quota=quota)

@@ -33,6 +33,7 @@ def key_to_json(key: ApiKey) -> dict[str, Any]:
         "state": key.state,
         "approval": approval_to_json(key),
         "quota": key.quota.as_json() if key.quota else None,
+        "quotaShared": key.quota_shared,  # its service account's one allowance
         "serviceAccount": service_account_of(key),
     }
 

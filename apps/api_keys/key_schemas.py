@@ -97,6 +97,7 @@ _KEY_PROPERTIES: dict[str, Any] = {
         }
     ),
     "quota": _nullable(QUOTA),
+    "quotaShared": {"type": "boolean"},
     "serviceAccount": _nullable(
         {
             **object_schema({"id": {"type": "integer"}, "name": {"type": "string"}}),

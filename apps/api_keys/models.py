@@ -90,6 +90,8 @@ class ApiKey(UseEvidence, models.Model):
     # Its quota (docs/product.md §17): requests a period from its creation; null for none.
     quota_requests = models.PositiveIntegerField(null=True, blank=True)
     quota_period = models.CharField(max_length=8, blank=True, default="")
+    # A service account's key drawing from its account's one allowance (the quota above).
+    quota_shared = models.BooleanField(default=False)
     # When each chosen object was last reached ({"communities:12": ISO time}), at most once a
     # minute each: the evidence for dropping a chosen object nobody uses.
     object_last_used = models.JSONField(default=dict, blank=True)

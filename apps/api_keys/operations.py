@@ -102,7 +102,7 @@ def _get_key(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]:
     return {
         **key_to_json(key),
         "scopesLastUsed": {scope: iso_time(at) if at else None for scope, at in used.items()},
-        "quotaUse": quota_use_json(key.pk, key.quota, key.created_at),
+        "quotaUse": quota_use_json(key),
     }
 
 

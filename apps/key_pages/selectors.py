@@ -145,7 +145,15 @@ class KeyFilters:
                 keys.in_state(ApiKeyState.ACTIVE, now)
                 .filter(quota_requests__isnull=False)
                 .select_related(None)
-                .only("pk", "created_at", "quota_requests", "quota_period")
+                .select_related("user")
+                .only(
+                    "pk",
+                    "created_at",
+                    "quota_requests",
+                    "quota_period",
+                    "quota_shared",
+                    "user__date_joined",
+                )
             )
             uses = key_quota_uses(with_quota)
             keys = keys.filter(pk__in=[pk for pk, use in uses.items() if use.percent >= 80])

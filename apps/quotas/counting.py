@@ -9,6 +9,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -23,9 +24,9 @@ from .models import QuotaCounter
 
 logger = logging.getLogger("apps.quotas")
 
-# Answered 2xx requests of these keys since a moment (apps/usage registers it: the usage
+# Answered 2xx requests of a holder's keys since a moment (apps/usage registers it: the usage
 # tables are that app's).
-AnsweredCounter = Callable[[list[int], datetime], int]
+AnsweredCounter = Callable[["QuotaHolder", datetime], int]
 _answered: list[AnsweredCounter] = []
 CHECKPOINT_BATCH = 1000
 
@@ -52,8 +53,8 @@ def _heard(counts: list[tuple[str, datetime, int]]) -> None:
             logger.exception("Quota warnings could not be sent; the next count tries again.")
 
 
-def _answered_since(key_ids: list[int], since: datetime) -> int:
-    return _answered[0](key_ids, since) if _answered else 0
+def _answered_since(holder: "QuotaHolder", since: datetime) -> int:
+    return _answered[0](holder, since) if _answered else 0
 
 
 def redis_key_of(scope: str, period: Period) -> str:
@@ -67,23 +68,37 @@ def _scope_of_redis_key(redis_key: str) -> tuple[str, datetime]:
 
 @dataclass(frozen=True)
 class QuotaHolder:
-    """Whose allowance a request draws from: a key's own (scope "k<id>")."""
+    """Whose allowance a request draws from: a key's own (scope "k<id>", `key_id`), or the one
+    a service account's keys share (scope "u<its user's id>", `pool_user_id`)."""
 
     scope: str
-    key_ids: list[int]
     quota: Quota
     anchor: datetime
+    key_id: int | None = None
+    pool_user_id: int | None = None
 
     def period(self, now: datetime) -> Period:
         return period_at(self.anchor, self.quota.period, now)
 
 
-def holder_of(key_id: int, quota: Quota | None, created_at: datetime) -> QuotaHolder | None:
-    """The quota a key draws from, or None for a key without one."""
+def pool_holder(user_id: int, quota: Quota, user_created_at: datetime) -> QuotaHolder:
+    """The allowance a service account's keys share (quotaShared), its periods from the
+    creation of the account's user, which the key lookup joins already."""
+    return QuotaHolder(
+        f"u{user_id}", quota, user_created_at.replace(microsecond=0), pool_user_id=user_id
+    )
+
+
+def holder_of(key: Any) -> QuotaHolder | None:
+    """The quota a key draws from (its own, or its service account's shared one), or None
+    for a key without one. Reads only the key's row and its user's, as the lookup loads them."""
+    quota = key.quota
     if quota is None:
         return None
+    if key.quota_shared:
+        return pool_holder(key.user_id, quota, key.user.date_joined)
     # Periods start on a whole second: the start is in the count's name in Redis, in seconds.
-    return QuotaHolder(f"k{key_id}", [key_id], quota, created_at.replace(microsecond=0))
+    return QuotaHolder(f"k{key.pk}", quota, key.created_at.replace(microsecond=0), key_id=key.pk)
 
 
 def quota_take(holder: QuotaHolder, now: datetime) -> QuotaTake:
@@ -109,7 +124,7 @@ def period_counter(holder: QuotaHolder, period: Period) -> QuotaCounter:
         return QuotaCounter.objects.get(scope=holder.scope, period_start=period.start)
     except QuotaCounter.DoesNotExist:
         pass
-    used = _answered_since(holder.key_ids, period.start)
+    used = _answered_since(holder, period.start)
     try:
         with transaction.atomic():
             return QuotaCounter.objects.create(
@@ -125,7 +140,7 @@ def net_used_in_database(holder: QuotaHolder, period: Period) -> int:
     never hands out a fresh allowance (at most the last few seconds before a crash are missing
     from both: docs/operations.md)."""
     row = QuotaCounter.objects.filter(scope=holder.scope, period_start=period.start).first()
-    answered = _answered_since(holder.key_ids, period.start)
+    answered = _answered_since(holder, period.start)
     if row is None:
         return answered
     return max(row.used, answered) - row.credit

@@ -92,21 +92,16 @@ def quota_wider(quota: Quota | None, caller: Quota | None) -> str | None:
     return f"its quota would be more than this key's {caller}"
 
 
-def quota_use_json(
-    key_id: int, quota: Quota | None, created_at: datetime
-) -> dict[str, object] | None:
-    """A key's quota's current period (used, left, its refill), or None without a quota."""
-    holder = holder_of(key_id, quota, created_at)
+def quota_use_json(key: Any) -> dict[str, object] | None:
+    """A key's quota's current period (used, left, its refill: its service account's, for a
+    shared quota), or None without a quota."""
+    holder = holder_of(key)
     return quota_uses([holder], datetime.now(UTC))[holder.scope].as_json() if holder else None
 
 
 def key_quota_uses(keys: Iterable[Any]) -> dict[int, QuotaUse]:
     """The current period of each key with a quota, by key id: one Redis MGET for them all."""
-    holders = {
-        key.pk: holder
-        for key in keys
-        if (holder := holder_of(key.pk, key.quota, key.created_at)) is not None
-    }
+    holders = {key.pk: holder for key in keys if (holder := holder_of(key)) is not None}
     uses = quota_uses(holders.values(), datetime.now(UTC))
     return {key_id: uses[holder.scope] for key_id, holder in holders.items()}
 

@@ -8,17 +8,22 @@ from django.utils import timezone
 
 from apps.api.errors import ApiFailure, insufficient_scope
 from apps.api.http import iso_time
-from apps.api.operations import Call, Needs, NotFound, Operation, Param, body_fields, object_schema
-from apps.api.schemas import long_text, single_line_text
+from apps.api.operations import Call, Needs, NotFound, Operation, Param, body_fields
 from apps.api_keys.key_records import expiry_of, with_secret
 from apps.api_keys.key_schemas import KEY_CREATE, KEY_SECRET
 from apps.api_keys.narrowing import wider_than_key
-from apps.api_keys.policy import DESCRIPTION_MAX_LENGTH, clean_scopes
+from apps.api_keys.policy import clean_scopes
 from apps.api_keys.restrictions import clean_restriction_changes
 from apps.common.quota_periods import quota_from_json
-from apps.quotas.uses import quota_wider
+from apps.quotas.uses import QuotaUse, quota_wider
 from apps.workspaces.models import Membership, ServiceAccount
 
+from .schemas import (
+    SERVICE_ACCOUNT,
+    SERVICE_ACCOUNT_CREATE,
+    SERVICE_ACCOUNT_LIST,
+    SERVICE_ACCOUNT_PATCH,
+)
 from .services import (
     service_account_create,
     service_account_delete,
@@ -27,52 +32,17 @@ from .services import (
     service_account_update,
     service_accounts_of,
 )
+from .shared_quota import shared_quota_uses
 
 OWNERS = (Membership.Role.OWNER,)
 READ = Needs(scope="keys:read", roles=OWNERS)
 WRITE = Needs(scope="keys:write", roles=OWNERS)
 ACCOUNT_ID = Param("serviceAccountId", "path", "The service account's id.")
 
-SERVICE_ACCOUNT = object_schema(
-    {
-        "id": {"type": "integer"},
-        "name": {"type": "string"},
-        "description": {"type": "string"},
-        "userEmail": {
-            "type": "string",
-            "description": "Its stable, undeliverable address: the holder e-mail of its keys.",
-        },
-        "createdAt": {"type": "string", "format": "date-time"},
-        "createdBy": {"type": ["string", "null"], "description": "The owner who made it."},
-        "liveKeys": {"type": "integer", "description": "Its keys that work or wait."},
-        "lastUsedAt": {"type": ["string", "null"], "format": "date-time"},
-    }
-)
-SERVICE_ACCOUNT_LIST = object_schema({"data": {"type": "array", "items": SERVICE_ACCOUNT}})
-SERVICE_ACCOUNT_CREATE = {
-    **object_schema(
-        {
-            "name": single_line_text(100),
-            "description": long_text(DESCRIPTION_MAX_LENGTH, required=False),
-        },
-        required=False,
-    ),
-    "required": ["name"],
-}
-SERVICE_ACCOUNT_PATCH = {
-    **object_schema(
-        {
-            "name": single_line_text(100),
-            "description": long_text(DESCRIPTION_MAX_LENGTH, required=False),
-        },
-        required=False,
-    ),
-    "minProperties": 1,
-}
 
-
-def account_to_json(account: ServiceAccount) -> dict[str, Any]:
-    """A service account's API record (annotated by `service_accounts_of`)."""
+def account_to_json(account: ServiceAccount, use: QuotaUse | None = None) -> dict[str, Any]:
+    """A service account's API record (annotated by `service_accounts_of`), with `use` its
+    shared quota's current period."""
     last_used = getattr(account, "last_used_at", None)
     return {
         "id": account.pk,
@@ -83,6 +53,8 @@ def account_to_json(account: ServiceAccount) -> dict[str, Any]:
         "createdBy": account.created_by.email if account.created_by else None,
         "liveKeys": getattr(account, "live_keys", 0),
         "lastUsedAt": iso_time(last_used) if last_used else None,
+        "quotaShared": account.shared_quota.as_json() if account.shared_quota else None,
+        "quotaUse": use.as_json() if use else None,
     }
 
 
@@ -101,11 +73,14 @@ def _owner_only(action: Any) -> Any:
 
 
 def _list(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]:
-    return {"data": [account_to_json(a) for a in service_accounts_of(call.workspace)]}
+    accounts = list(service_accounts_of(call.workspace))
+    uses = shared_quota_uses(accounts)
+    return {"data": [account_to_json(a, uses.get(a.pk)) for a in accounts]}
 
 
 def _get(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]:
-    return account_to_json(_account(call, params))
+    account = _account(call, params)
+    return account_to_json(account, shared_quota_uses([account]).get(account.pk))
 
 
 def _create(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]:
@@ -118,13 +93,17 @@ def _create(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]:
             actor=call.actor,
         )
     )
+    if data.get("quotaShared") is not None:
+        service_account_update(
+            account=account, changes={"quotaShared": data["quotaShared"]}, actor=call.actor
+        )
     return _get(call, {"serviceAccountId": account.pk}, None)
 
 
 def _update(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]:
     data = body_fields(body, SERVICE_ACCOUNT_PATCH)
     if not data:
-        raise ApiFailure("invalid-input", "Give name, description or both.")
+        raise ApiFailure("invalid-input", "Give name, description, quotaShared or more.")
     account = _account(call, params)
     _owner_only(lambda: service_account_update(account=account, changes=data, actor=call.actor))
     return _get(call, params, None)
@@ -145,7 +124,9 @@ def _create_key(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]
         clean_restriction_changes(data.get("restrictions", {}))
     )
     scopes = clean_scopes(data["scopes"])
-    quota = quota_from_json(data.get("quota", call.key.quota_json))  # the caller's by default
+    # The caller's by default, or the quota the account's keys share.
+    default = account.shared_quota.as_json() if account.shared_quota else call.key.quota_json
+    quota = quota_from_json(data.get("quota", default))
     # The owner's key hands the secret to its caller: never a key wider than itself.
     if problem := wider_than_key(
         call.key, scopes=scopes, restrictions=restrictions, expires_at=expires_at
@@ -221,7 +202,10 @@ OPERATIONS = (
         path="/service-accounts/{serviceAccountId}",
         needs=WRITE,
         title="Change a service account",
-        summary="Rename a service account or change its description. Owners only.",
+        summary=(
+            "Rename a service account, change its description, or give all its keys one "
+            "shared quota (quotaShared). Owners only."
+        ),
         output_name="ServiceAccount",
         output=SERVICE_ACCOUNT,
         body_name="ServiceAccountPatch",

@@ -23,11 +23,12 @@ from apps.api_keys.policy import clean_description
 from apps.api_keys.restrictions import Restrictions
 from apps.api_keys.services import CreatedApiKey, api_key_create, api_key_revoke
 from apps.audit.services import Actor, audit_record
-from apps.common.quota_periods import Quota
+from apps.common.quota_periods import Quota, quota_from_json
 from apps.common.validation import InvalidInput, clean_text
 from apps.workspaces.models import Membership, ServiceAccount, Workspace
 
 from .audit_actions import SERVICE_ACCOUNT_CREATED, SERVICE_ACCOUNT_DELETED, SERVICE_ACCOUNT_UPDATED
+from .shared_quota import quota_for_new_key, service_account_share_quota
 
 # Reserved by RFC 2606: nothing is ever delivered there (and the adapter sends nothing).
 ADDRESS_DOMAIN = "service.gatehouse.invalid"
@@ -124,7 +125,11 @@ def service_account_create(
 def service_account_update(
     *, account: ServiceAccount, changes: dict[str, Any], actor: Actor
 ) -> ServiceAccount:
-    """Rename a service account or change its description (owners); each change audited."""
+    """Rename a service account, change its description or the quota its keys share
+    (`quotaShared`, an API quota object or None); owners only, each change audited."""
+    changes = dict(changes)
+    sharing = "quotaShared" in changes
+    shared = quota_from_json(changes.pop("quotaShared", None), "quotaShared")
     cleaners = {
         "name": lambda value: clean_text(value, "name", max_length=100),
         "description": _description,
@@ -135,6 +140,8 @@ def service_account_update(
     cleaned = {field: cleaners[field](value) for field, value in changes.items()}
     refuse_unless_owner(account.workspace, actor.user)
     with transaction.atomic():
+        if sharing:
+            service_account_share_quota(account=account, quota=shared, actor=actor)
         current = ServiceAccount.objects.select_for_update(no_key=True).get(pk=account.pk)
         changed = {f: v for f, v in cleaned.items() if getattr(current, f) != v}
         for field, value in changed.items():
@@ -198,17 +205,23 @@ def service_account_key_create(
     a workspace key capped by the admin role, and it never waits for approval: the owner who
     makes it is who would approve it."""
     refuse_unless_owner(account.workspace, actor.user)
-    if account.deleted_at is not None:
-        raise InvalidInput("serviceAccount", "This service account was deleted.")
-    return api_key_create(
-        workspace=account.workspace,
-        user=account.user,
-        name=name,
-        description=description,
-        scopes=scopes,
-        expires_at=expires_at,
-        restrictions=restrictions,
-        actor=actor,
-        owner_made=True,
-        quota=quota,
-    )
+    with transaction.atomic():
+        current = ServiceAccount.objects.select_for_update(no_key=True).get(pk=account.pk)
+        if current.deleted_at is not None:
+            raise InvalidInput("serviceAccount", "This service account was deleted.")
+        created = api_key_create(
+            workspace=account.workspace,
+            user=account.user,
+            name=name,
+            description=description,
+            scopes=scopes,
+            expires_at=expires_at,
+            restrictions=restrictions,
+            actor=actor,
+            owner_made=True,
+            quota=quota_for_new_key(current, quota),
+        )
+        if current.shared_quota is not None:  # it draws from the account's one allowance
+            ApiKey.objects.filter(pk=created.key.pk).update(quota_shared=True)
+            created.key.quota_shared = True
+    return created

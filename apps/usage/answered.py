@@ -6,6 +6,8 @@ from datetime import datetime, timedelta
 from django.db.models import Q, Sum
 from django.utils import timezone
 
+from apps.quotas.counting import QuotaHolder
+
 from .models import KeyUsageDay, KeyUsageHour
 
 # Hours are kept 90 days (days 13 months): older than this, a period is counted by the day.
@@ -16,17 +18,23 @@ _MCP_METHODS = Q(operation__startswith="mcp:", operation__contains="/") | Q(
 )
 
 
-def answered_since(key_ids: list[int], since: datetime) -> int:
-    """The 2xx answers of these keys from the hour holding `since` on (that hour in full: a
-    rebuild may count a few requests too many, never too few)."""
+def answered_since(holder: QuotaHolder, since: datetime) -> int:
+    """The 2xx answers of the holder's keys (a key, or all a service account's keys for a
+    shared quota) from the hour holding `since` on (that hour in full: a rebuild may count a
+    few requests too many, never too few)."""
+    keys = (
+        Q(key_id=holder.key_id)
+        if holder.pool_user_id is None
+        else Q(key__user_id=holder.pool_user_id)
+    )
     hour = since.replace(minute=0, second=0, microsecond=0)
     cutoff = (timezone.now() - HOURS_TRUSTED).replace(hour=0, minute=0, second=0, microsecond=0)
     total = 0
     if hour < cutoff:
         days = KeyUsageDay.objects.filter(
-            key_id__in=key_ids, outcome="2xx", day__gte=hour.date(), day__lt=cutoff.date()
+            keys, outcome="2xx", day__gte=hour.date(), day__lt=cutoff.date()
         )
         total += days.exclude(_MCP_METHODS).aggregate(n=Sum("count"))["n"] or 0
         hour = cutoff
-    hours = KeyUsageHour.objects.filter(key_id__in=key_ids, outcome="2xx", hour__gte=hour)
+    hours = KeyUsageHour.objects.filter(keys, outcome="2xx", hour__gte=hour)
     return total + (hours.exclude(_MCP_METHODS).aggregate(n=Sum("count"))["n"] or 0)

@@ -19,7 +19,8 @@ def api_key_set_quota(
 ) -> ApiKey:
     """Give `key` the quota `quota` (None: none), audited before → after.
 
-    ApiFailure insufficient-role when it is not lower and `role` is not an owner's;
+    ApiFailure insufficient-role when it is not lower and `role` is not an owner's, conflict
+    for a key that draws from its service account's shared quota;
     InvalidInput for a key that no longer works.
     """
     with transaction.atomic():
@@ -27,6 +28,12 @@ def api_key_set_quota(
         if locked.state_at(timezone.now()) not in (ApiKeyState.ACTIVE, ApiKeyState.PENDING):
             raise InvalidInput("key", "Only an active or waiting key's quota can change.")
         before = locked.quota
+        if locked.quota_shared:
+            raise ApiFailure(
+                "conflict",
+                "This key draws from its service account's shared quota: change that on the "
+                "service account (quotaShared), or end the sharing first.",
+            )
         if quota == before:
             return locked
         lower = quota is not None and quota.narrower_than(before)

@@ -71,7 +71,7 @@ def _remove_quota(call: Call, params: dict[str, Any], body: Any) -> dict[str, An
 def _change_quota(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]:
     data = body_fields(body, QUOTA_CHANGE)
     key = _key(call, params)
-    holder = holder_of(key.pk, key.quota, key.created_at)
+    holder = holder_of(key)
     if holder is None:
         raise ApiFailure(
             "conflict", "This key has no quota to top up; narrow it to give it one first."
@@ -85,7 +85,12 @@ def _change_quota(call: Call, params: dict[str, Any], body: Any) -> dict[str, An
             actor=call.actor,
             key=key,
             subject=f"{key.name} ({key.hint})",
-            data={"before": before.left, "after": after.left, **data},
+            data={
+                "before": before.left,
+                "after": after.left,
+                **data,
+                **({"shared": True} if key.quota_shared else {}),
+            },
         )
 
     after = quota_change_left(holder, now, add=data.get("add"), set_to=data.get("set"), audit=audit)
@@ -110,6 +115,7 @@ OPERATIONS = (
         body=QUOTA,
         params=(KEY_ID,),
         can_be_not_found=True,
+        can_conflict=True,
         cli="keys set-quota",
         run=_set_quota,
     ),
@@ -124,6 +130,7 @@ OPERATIONS = (
         output=KEY,
         params=(KEY_ID,),
         can_be_not_found=True,
+        can_conflict=True,
         cli="keys remove-quota",
         mcp=False,
         run=_remove_quota,

@@ -5,6 +5,8 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from apps.common.quota_periods import PERIODS, Quota
+
 from .choices import KeyApproval, Plan, VideoQuality
 
 
@@ -103,12 +105,28 @@ class ServiceAccount(models.Model):
     )
     created_at = models.DateTimeField(default=timezone.now)
     deleted_at = models.DateTimeField(null=True, blank=True)
+    # One allowance all its keys draw from (quotaShared, docs/product.md §17); null for none.
+    # Its periods start at the account's user's creation, which every key's row joins.
+    shared_quota_requests = models.PositiveIntegerField(null=True, blank=True)
+    shared_quota_period = models.CharField(max_length=8, blank=True, default="")
 
     class Meta:
         ordering = ["name", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(shared_quota_requests__isnull=True, shared_quota_period="")
+                | models.Q(shared_quota_requests__gte=1, shared_quota_period__in=PERIODS),
+                name="service_account_shared_quota_whole",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.name} (service account of {self.workspace})"
+
+    @property
+    def shared_quota(self) -> Quota | None:
+        requests, period = self.shared_quota_requests, self.shared_quota_period
+        return Quota(requests, period) if requests else None
 
 
 def owner_emails(workspace: "Workspace", *, besides: int | None = None) -> list[str]:
