@@ -13,6 +13,7 @@ from apps.accounts.models import User
 from apps.audit.services import Actor, audit_record
 from apps.common.quota_periods import Quota
 from apps.common.validation import InvalidInput, clean_text
+from apps.quotas.new_keys import quota_for_new_key
 from apps.workspaces.models import Membership, Workspace
 
 from . import tokens
@@ -91,14 +92,9 @@ def api_key_create(
             .values_list("role", flat=True)
             .first()
         )
-        policy, member_quota = Workspace.objects.values_list("key_approval", "member_quota").get(
-            pk=workspace.pk
-        )
-        if kind == ApiKey.Kind.MEMBER and member_quota:  # the workspace's default (§17)
-            default = Quota(**member_quota)
-            if quota is not None and not quota.narrower_than(default):
-                raise InvalidInput("quota", f"A member key's quota is at most {default}.")
-            quota = quota or default
+        policy = Workspace.objects.values_list("key_approval", flat=True).get(pk=workspace.pk)
+        member = kind == ApiKey.Kind.MEMBER
+        quota, shared = quota_for_new_key(workspace, user, member=member, asked=quota)
         waits = approval_covers(policy, role, scopes) and not owner_made
         if waits and tag in (ApiKey.Tag.CLI, ApiKey.Tag.MCP):
             raise InvalidInput("scopes", approval_note(policy, role) or "")
@@ -118,6 +114,7 @@ def api_key_create(
             approval_requested_at=now if waits else None,
             quota_requests=quota.requests if quota else None,
             quota_period=quota.period if quota else "",
+            quota_shared=shared,
         )
         key.set_restrictions(restrictions)
         key.save(force_insert=True)

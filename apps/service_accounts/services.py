@@ -28,7 +28,7 @@ from apps.common.validation import InvalidInput, clean_text
 from apps.workspaces.models import Membership, ServiceAccount, Workspace
 
 from .audit_actions import SERVICE_ACCOUNT_CREATED, SERVICE_ACCOUNT_DELETED, SERVICE_ACCOUNT_UPDATED
-from .shared_quota import quota_for_new_key, service_account_share_quota
+from .shared_quota import service_account_share_quota
 
 # Reserved by RFC 2606: nothing is ever delivered there (and the adapter sends nothing).
 ADDRESS_DOMAIN = "service.gatehouse.invalid"
@@ -205,23 +205,18 @@ def service_account_key_create(
     a workspace key capped by the admin role, and it never waits for approval: the owner who
     makes it is who would approve it."""
     refuse_unless_owner(account.workspace, actor.user)
-    with transaction.atomic():
-        current = ServiceAccount.objects.select_for_update(no_key=True).get(pk=account.pk)
-        if current.deleted_at is not None:
-            raise InvalidInput("serviceAccount", "This service account was deleted.")
-        created = api_key_create(
-            workspace=account.workspace,
-            user=account.user,
-            name=name,
-            description=description,
-            scopes=scopes,
-            expires_at=expires_at,
-            restrictions=restrictions,
-            actor=actor,
-            owner_made=True,
-            quota=quota_for_new_key(current, quota),
-        )
-        if current.shared_quota is not None:  # it draws from the account's one allowance
-            ApiKey.objects.filter(pk=created.key.pk).update(quota_shared=True)
-            created.key.quota_shared = True
-    return created
+    if account.deleted_at is not None:
+        raise InvalidInput("serviceAccount", "This service account was deleted.")
+    # A quota its keys share, it gets (apps/quotas/new_keys.py), whatever the door.
+    return api_key_create(
+        workspace=account.workspace,
+        user=account.user,
+        name=name,
+        description=description,
+        scopes=scopes,
+        expires_at=expires_at,
+        restrictions=restrictions,
+        actor=actor,
+        owner_made=True,
+        quota=quota,
+    )

@@ -66,22 +66,6 @@ def service_account_share_quota(
     return current
 
 
-def quota_for_new_key(account: ServiceAccount, asked: Quota | None) -> Quota | None:
-    """The quota a new key of `account` gets: the shared one when the account shares one (a
-    key of it has none of its own to ask for), else what was asked. Call with the account's
-    row locked, so that a change of the sharing waits for the key."""
-    shared = account.shared_quota
-    if shared is None:
-        return asked
-    if asked is not None and asked != shared:
-        raise InvalidInput(
-            "quota",
-            f"This service account's keys share one quota of {shared}: a key of it has no "
-            f"quota of its own. Change the shared quota on the service account.",
-        )
-    return shared
-
-
 def shared_holder(account: ServiceAccount) -> QuotaHolder | None:
     """The allowance `account`'s keys share, or None when they share none."""
     quota = account.shared_quota

@@ -14,6 +14,7 @@ from apps.api_keys.models import ApiKey
 from apps.api_keys.policy import DESCRIPTION_MAX_LENGTH
 from apps.audit.services import request_actor
 from apps.common.dates import ago
+from apps.common.quota_periods import Quota, quota_from_text
 from apps.common.validation import InvalidInput
 from apps.service_accounts.services import (
     UNUSED_ACCOUNT_DAYS,
@@ -23,6 +24,7 @@ from apps.service_accounts.services import (
     service_accounts_of,
     unused_service_accounts,
 )
+from apps.service_accounts.shared_quota import shared_quota_uses
 from apps.workspaces.decorators import WorkspaceRequest, workspace_staff_required
 from apps.workspaces.models import Membership, ServiceAccount
 
@@ -40,6 +42,24 @@ class ServiceAccountForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 2}),
         help_text="Optional: who looks after it and where its secrets live.",
     )
+
+
+class SharedQuotaForm(forms.Form):
+    shared_quota = forms.CharField(
+        label="One quota for all its keys",
+        required=False,
+        help_text="Empty: none shared, each key has its own. Requests per period, e.g. "
+        "10000/month (day, week, month, or never for a one-off allowance), counted from the "
+        "account's creation: every key of it, now and later, draws from this one allowance. "
+        "Emptied, each key keeps the same quota as its own.",
+        widget=forms.TextInput(attrs={"placeholder": "e.g. 10000/month", "autocomplete": "off"}),
+    )
+
+    def clean_shared_quota(self) -> Quota | None:
+        try:
+            return quota_from_text(self.cleaned_data["shared_quota"], "shared_quota")
+        except InvalidInput as error:
+            raise forms.ValidationError(error.message) from None
 
 
 def _is_owner(request: WorkspaceRequest) -> bool:
@@ -71,6 +91,25 @@ def _save(
     except InvalidInput as error:
         form.add_error("name" if error.field == "name" else None, error.message)
     return None
+
+
+def _share(request: WorkspaceRequest, form: SharedQuotaForm, account: ServiceAccount) -> bool:
+    """Set the quota the account's keys share from a valid form; False with the error on it."""
+    quota = form.cleaned_data["shared_quota"]
+    try:
+        service_account_update(
+            account=account,
+            changes={"quotaShared": quota.as_json() if quota else None},
+            actor=request_actor(request),
+        )
+    except InvalidInput as error:
+        form.add_error("shared_quota", error.message)
+        return False
+    if quota is None:
+        messages.success(request, "Its keys no longer share a quota: each keeps its own.")
+    else:
+        messages.success(request, f"Every key of {account.name} now draws from {quota}.")
+    return True
 
 
 @require_http_methods(["GET", "POST"])
@@ -111,14 +150,23 @@ def service_accounts(request: WorkspaceRequest) -> HttpResponse:
 def service_account_detail(request: WorkspaceRequest, account_id: int) -> HttpResponse:
     """One account: its keys, who made it; owners rename it and make its keys here."""
     account = _account(request, account_id)
+    posted = request.POST if request.method == "POST" else None
+    sharing = posted is not None and "shared_quota" in posted
     form = ServiceAccountForm(
-        request.POST or None,
+        None if sharing else posted,
         initial={"name": account.name, "description": account.description},
+    )
+    shared = account.shared_quota
+    quota_form = SharedQuotaForm(
+        posted if sharing else None,
+        initial={"shared_quota": f"{shared.requests}/{shared.period}" if shared else ""},
     )
     if request.method == "POST":
         if not _is_owner(request):
             raise PermissionDenied("Only owners change service accounts.")
-        if form.is_valid() and _save(request, form, account) is not None:
+        if sharing and quota_form.is_valid() and _share(request, quota_form, account):
+            return redirect("team:service_account", account.pk)
+        if not sharing and form.is_valid() and _save(request, form, account) is not None:
             messages.success(request, "Saved.")
             return redirect("team:service_account", account.pk)
     keys = ApiKey.objects.filter(workspace=request.workspace, user=account.user).select_related(
@@ -130,6 +178,8 @@ def service_account_detail(request: WorkspaceRequest, account_id: int) -> HttpRe
         {
             "account": account,
             "form": form,
+            "quota_form": quota_form,
+            "shared_use": shared_quota_uses([account]).get(account.pk),
             "keys": keys.current(),
             "old_keys": keys.exclude(pk__in=keys.current().values("pk")).count(),
             "can_edit": _is_owner(request),
