@@ -26,8 +26,14 @@ def api_for(ctx: click.Context) -> Api:
     return Api(ctx.obj["url"] + TABLE["apiBase"], config.effective_key(ctx.obj["credentials"]))
 
 
-def run_operation(ctx: click.Context, spec: dict[str, Any], values: dict[str, Any]) -> Any:
-    """Call the operation `spec` describes with the command line's `values` (by `dest`)."""
+def run_operation(
+    ctx: click.Context,
+    spec: dict[str, Any],
+    values: dict[str, Any],
+    given: set[str] | None = None,
+) -> Any:
+    """Call the operation `spec` describes with the command line's `values` (by `dest`);
+    `given`: the fields the command line set, sent even when their value is null (`none`)."""
     path = spec["path"]
     for argument in spec["arguments"]:
         path = path.replace("{" + argument["name"] + "}", str(values[dest(argument["name"])]))
@@ -35,7 +41,7 @@ def run_operation(ctx: click.Context, spec: dict[str, Any], values: dict[str, An
     body = {
         field["name"]: values[dest(field["name"])]
         for field in spec["fields"]
-        if values.get(dest(field["name"])) is not None
+        if values.get(dest(field["name"])) is not None or dest(field["name"]) in (given or ())
     }
     if spec["atLeastOneField"] and not body:
         flags = ", ".join(f"--{field['flag']}" for field in spec["fields"])
@@ -88,8 +94,10 @@ def _field_value(field: dict[str, Any], value: Any) -> Any:
     return value
 
 
-def _quota_value(text: str) -> dict[str, Any]:
-    """A quota as people write it: 10000/month, 10,000/day, 500/never."""
+def _quota_value(text: str) -> dict[str, Any] | None:
+    """A quota as people write it: 10000/month, 10,000/day, 500/never; none for none."""
+    if text.strip().lower() == "none":
+        return None
     match = re.fullmatch(r"\s*([\d,_]+)\s*/\s*(day|week|month|never)\s*", text.lower())
     if match is None:
         raise click.BadParameter(
@@ -162,10 +170,12 @@ def command_for(spec: dict[str, Any], variant: dict[str, Any] | None = None) -> 
         chosen = spec
         if variant is not None and values.get(dest(_variant_flag(variant, spec)[1]["name"])):
             chosen = variant
+        given = set()
         for field in chosen["fields"]:
             if values.get(dest(field["name"])) is not None:
+                given.add(dest(field["name"]))
                 values[dest(field["name"])] = _field_value(field, values[dest(field["name"])])
-        _show(ctx, chosen, values, run_operation(ctx, chosen, values))
+        _show(ctx, chosen, values, run_operation(ctx, chosen, values, given))
 
     return click.Command(
         spec["verb"],

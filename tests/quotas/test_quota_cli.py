@@ -45,3 +45,30 @@ def test_a_quota_the_cli_cannot_read_is_a_usage_error_naming_the_form(manager_en
     )
     assert bad.returncode == 2
     assert "10000/month" in bad.stderr
+
+
+def test_service_accounts_update_shares_a_quota_and_none_ends_it(manager_env):
+    made = run(manager_env, "--json", "service-accounts", "create", "--name", "CI deploy")
+    assert made.returncode == 0, made.stderr
+    account_id = str(json.loads(made.stdout)["id"])
+    shared = run(
+        manager_env,
+        *("--json", "service-accounts", "update", account_id, "--quota-shared", "2,000/week"),
+    )
+    assert shared.returncode == 0, shared.stderr
+    assert json.loads(shared.stdout)["quotaShared"] == {"requests": 2000, "period": "week"}
+    key = run(
+        manager_env,
+        *("--json", "keys", "create", "--service-account", account_id, "--name", "Deploys"),
+        *("--scopes", "pages:read"),
+    )
+    assert key.returncode == 0, key.stderr
+    assert json.loads(key.stdout)["quotaShared"] is True
+    shown = run(manager_env, "keys", "show", str(json.loads(key.stdout)["id"]))
+    assert "0 of 2,000 used this week, 2,000 left" in shown.stdout, shown.stdout
+    ended = run(
+        manager_env,
+        *("--json", "service-accounts", "update", account_id, "--quota-shared", "none"),
+    )
+    assert ended.returncode == 0, ended.stderr
+    assert json.loads(ended.stdout)["quotaShared"] is None
