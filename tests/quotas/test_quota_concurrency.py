@@ -111,3 +111,49 @@ def test_a_day_later_the_same_two_servers_give_exactly_the_daily_allowance_again
     assert today.count(200) == 10 and today.count(429) == 22
     assert tomorrow.count(200) == 10 and tomorrow.count(429) == 22  # the whole 10 again
     assert 86_000 < int(spent.headers["Retry-After"]) <= 86_400  # until the day after
+
+
+def test_three_keys_sharing_a_quota_on_two_servers_get_exactly_the_shared_allowance(
+    tmp_path, redis_server
+):
+    from apps.audit.services import Actor
+    from apps.service_accounts.services import (
+        service_account_create,
+        service_account_key_create,
+        service_account_update,
+    )
+
+    url, _, _ = redis_server
+    owner = owner_of(WorkspaceFactory(name="Shared"))
+    workspace, actor = owner.memberships.get().workspace, Actor.of_user(owner)
+    account = service_account_create(workspace=workspace, name="Sync", actor=actor)
+    service_account_update(
+        account=account, changes={"quotaShared": {"requests": 30, "period": "day"}}, actor=actor
+    )
+    secrets = [
+        service_account_key_create(
+            account=account, name=f"Sync {n}", scopes=["pages:read"], expires_at=None, actor=actor
+        ).secret
+        for n in range(3)
+    ]
+    env = {**_database_env(), "LOG_LEVEL": "WARNING", "HOME": str(tmp_path), "REDIS_URL": url}
+    with (
+        gunicorn(env, tmp_path / "one.log", workers=2) as (one, _),
+        gunicorn(env, tmp_path / "two.log", workers=2) as (two, _),
+    ):
+        bases = [one, two]
+
+        def client(number: int) -> list[int]:
+            session = requests.Session()
+            return [
+                session.get(
+                    f"{bases[(number + n) % 2]}/api/v1/workspace",
+                    headers={"Authorization": f"Bearer {secrets[(number + n) % 3]}"},
+                    timeout=30,
+                ).status_code
+                for n in range(4)
+            ]
+
+        with ThreadPoolExecutor(CLIENTS) as pool:
+            statuses = [s for result in pool.map(client, range(CLIENTS)) for s in result]
+    assert statuses.count(200) == 30 and statuses.count(429) == 34, sorted(statuses)
