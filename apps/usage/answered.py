@@ -3,7 +3,7 @@ from when Redis lost it (apps/quotas/counting.py)."""
 
 from datetime import datetime, timedelta
 
-from django.db.models import Q, Sum
+from django.db.models import Q, QuerySet, Sum
 from django.utils import timezone
 
 from apps.quotas.counting import QuotaHolder
@@ -18,23 +18,32 @@ _MCP_METHODS = Q(operation__startswith="mcp:", operation__contains="/") | Q(
 )
 
 
+def holder_keys(holder: QuotaHolder) -> Q:
+    """The usage rows of the holder's keys: a key's, or all its service account's keys'."""
+    if holder.pool_user_id is None:
+        return Q(key_id=holder.key_id)
+    return Q(key__user_id=holder.pool_user_id)
+
+
+def counted_hours(holder: QuotaHolder, since: datetime) -> QuerySet[KeyUsageHour]:
+    """The hourly rows a quota counts (2xx, MCP's own methods left out) from `since`'s hour."""
+    hour = since.replace(minute=0, second=0, microsecond=0)
+    rows = KeyUsageHour.objects.filter(holder_keys(holder), outcome="2xx", hour__gte=hour)
+    return rows.exclude(_MCP_METHODS)
+
+
 def answered_since(holder: QuotaHolder, since: datetime) -> int:
     """The 2xx answers of the holder's keys (a key, or all a service account's keys for a
     shared quota) from the hour holding `since` on (that hour in full: a rebuild may count a
     few requests too many, never too few)."""
-    keys = (
-        Q(key_id=holder.key_id)
-        if holder.pool_user_id is None
-        else Q(key__user_id=holder.pool_user_id)
-    )
     hour = since.replace(minute=0, second=0, microsecond=0)
     cutoff = (timezone.now() - HOURS_TRUSTED).replace(hour=0, minute=0, second=0, microsecond=0)
     total = 0
     if hour < cutoff:
         days = KeyUsageDay.objects.filter(
-            keys, outcome="2xx", day__gte=hour.date(), day__lt=cutoff.date()
+            holder_keys(holder), outcome="2xx", day__gte=hour.date(), day__lt=cutoff.date()
         )
         total += days.exclude(_MCP_METHODS).aggregate(n=Sum("count"))["n"] or 0
         hour = cutoff
-    hours = KeyUsageHour.objects.filter(keys, outcome="2xx", hour__gte=hour)
-    return total + (hours.exclude(_MCP_METHODS).aggregate(n=Sum("count"))["n"] or 0)
+    hours = counted_hours(holder, hour)
+    return total + (hours.aggregate(n=Sum("count"))["n"] or 0)
