@@ -68,3 +68,54 @@ def test_a_quota_is_given_on_the_form_and_read_on_the_list_and_the_keys_page(
         expect(metered.get_by_test_id("quota")).to_contain_text("0 of 2,500 this week")
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_a_quota_is_shared_on_the_service_accounts_page_and_drawn_on_its_keys_page(
+    browser, live_server, shoot, width
+):
+    from django.utils import timezone
+
+    from apps.audit.services import Actor
+    from apps.service_accounts.services import service_account_create
+    from apps.usage.models import KeyUsageHour
+
+    owner = owner_of(email="owner@acme.test")
+    workspace = owner.memberships.get().workspace
+    account = service_account_create(
+        workspace=workspace, name="Nightly sync", actor=Actor.of_user(owner)
+    )
+    key = make_key(user=account.user, workspace=workspace, name="Sync key", scopes=["pages:read"])
+    hour = timezone.now().replace(minute=0, second=0, microsecond=0)
+    KeyUsageHour.objects.create(key=key.key, hour=hour, operation="x", outcome="2xx", count=120)
+    context = browser.new_context(
+        base_url=live_server.url, viewport={"width": width, "height": 900}, bypass_csp=True
+    )
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    try:
+        sign_in(page, "owner@acme.test")
+        page.goto(f"/settings/team/service-accounts/{account.pk}/")
+        expect(page.get_by_test_id("shared-quota")).to_contain_text("None shared")
+        form = page.get_by_test_id("shared-quota-form")
+        form.locator("input[name=shared_quota]").fill("500/week")
+        form.get_by_role("button", name="Save quota").click()
+        expect(page.get_by_test_id("shared-quota")).to_contain_text(
+            "Shared by all its keys, 500 requests a week"
+        )
+        expect(page.get_by_test_id("shared-quota").locator("meter")).to_be_visible()
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        assert serious_violations(page) == []
+        shoot(page, f"shared-quota-account-{width}")
+
+        page.get_by_role("link", name="Sync key").click()
+        expect(page.get_by_test_id("quota-shared")).to_contain_text("Nightly sync")
+        chart = page.get_by_test_id("quota-chart")
+        expect(chart).to_contain_text("against its allowance of 500")
+        expect(chart).to_contain_text("120 counted so far")
+        expect(chart.get_by_test_id("quota-allowance")).to_be_attached()
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        assert serious_violations(page) == []
+        shoot(page, f"shared-quota-key-page-{width}")
+    finally:
+        context.close()

@@ -144,9 +144,7 @@ def test_only_an_owner_shares_a_quota_and_a_bad_one_is_refused_in_words(
     assert not AuditEvent.objects.filter(action="service_account.updated").exists()
 
 
-def test_the_owners_are_told_once_at_80_and_100_percent_of_the_shared_quota(
-    live_server, manager
-):
+def test_the_owners_are_told_once_at_80_and_100_percent_of_the_shared_quota(live_server, manager):
     account = make_account(live_server, manager, {"requests": 5, "period": "day"})
     first = account_key(live_server, manager, account["id"], "First")
     second = account_key(live_server, manager, account["id"], "Second")
