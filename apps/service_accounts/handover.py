@@ -73,6 +73,8 @@ def key_hand_over(
             raise InvalidInput(
                 "key", f"Only an active key can be handed over; this one is {old.state_at(now)}."
             )
+        # Its quota goes with it, unless the account's keys share one, which it joins.
+        current = ServiceAccount.objects.select_for_update(no_key=True).get(pk=account.pk)
         created = service_account_key_create(
             account=account,
             name=old.name,
@@ -81,6 +83,7 @@ def key_hand_over(
             expires_at=capped_expiry(old.workspace, old.expires_at, now),
             restrictions=old.restrictions,
             actor=actor,
+            quota=None if current.shared_quota else old.quota,
         )
         new = created.key
         if grace:
