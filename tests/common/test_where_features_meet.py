@@ -12,6 +12,9 @@ checked against a model written from docs/product.md, not from the code:
 - no old secret manages keys (each call with one tries to mint and must get 403);
 - a PATCH that answered 200 was made by a key whose holder is an owner at that moment;
 - the idle sweep never takes a key the model used after its cutoff;
+- a key with a quota (its own, inherited from its maker, carried over a hand-over, or its
+  service account's shared one) answers 429 exactly when the model's allowance is spent, and
+  PostgreSQL's count of each allowance is the model's (§17);
 - every audit event after a stream's creation has exactly one outbox row in that stream.
 
 On PostgreSQL, with a fixed seed: `GATEHOUSE_MACHINE_EXAMPLES` and `GATEHOUSE_MACHINE_STEPS`
@@ -50,9 +53,15 @@ from apps.audit.models import AuditEvent
 from apps.audit.services import Actor
 from apps.audit_streams.models import AuditStream, AuditStreamItem
 from apps.audit_streams.services import stream_create, stream_delete
+from apps.common.quota_periods import Quota
 from apps.idle_keys.sweep import idle_keys_job
+from apps.quotas.models import QuotaCounter
 from apps.service_accounts.handover import key_hand_over
-from apps.service_accounts.services import service_account_create, service_account_delete
+from apps.service_accounts.services import (
+    service_account_create,
+    service_account_delete,
+    service_account_update,
+)
 from apps.workspaces.models import Membership, ServiceAccount
 from apps.workspaces.services import team_change_role, team_remove
 from tests.factories import MembershipFactory, UserFactory, WorkspaceFactory, make_key
@@ -82,6 +91,7 @@ class Key:
     denied: bool = False
     revoked: bool = False
     last_used: datetime | None = None  # the model's last call that answered 200
+    quota: str | None = None  # the allowance it draws from (World.quotas), None for none
 
 
 @dataclass
@@ -100,6 +110,10 @@ class World:
     streams: dict[int, int] = field(default_factory=dict)  # stream id → first event id it takes
     idle_days: int | None = None
     approval: str = "off"
+    # Allowance (scope as the product names it: k<key>, u<service account's user>) → [N, used];
+    # one-off ("never") quotas, so time never refills them.
+    quotas: dict[str, list[int]] = field(default_factory=dict)
+    shared: dict[int, int] = field(default_factory=dict)  # service account id → its shared N
 
 
 class WhereFeaturesMeet(RuleBasedStateMachine):
@@ -155,6 +169,27 @@ class WhereFeaturesMeet(RuleBasedStateMachine):
         unexpired = key.expires_at is None or self.now < key.expires_at
         return on_team and unexpired and not (key.revoked or key.waiting or key.denied)
 
+    def _spent(self, key: Key) -> bool:
+        return key.quota is not None and (lambda q: q[1] >= q[0])(self.world.quotas[key.quota])
+
+    def _answered(self, key: Key, status: int) -> None:
+        """A call of `key` answered `status`: a 429 only when its allowance is spent, and a 2xx
+        counted in it."""
+        if status == 429:
+            assert self._spent(key), f"429 for key {key.id} with allowance left"
+        elif key.quota is not None and 200 <= status < 300:
+            assert not self._spent(key), f"key {key.id} answered {status} past its allowance"
+            self.world.quotas[key.quota][1] += 1
+
+    def _quota_of(self, made: ApiKey) -> str | None:
+        """The allowance a key just made draws from, as the model names it (a new own one)."""
+        if made.quota is None:
+            return None
+        if made.quota_shared:
+            return f"u{made.user_id}"
+        self.world.quotas[f"k{made.pk}"] = [made.quota.requests, 0]
+        return f"k{made.pk}"
+
     def _people(self, role: str | None = None) -> list[int]:
         return sorted(u for u, r in self.world.team.items() if role in (None, r))
 
@@ -170,16 +205,21 @@ class WhereFeaturesMeet(RuleBasedStateMachine):
 
     # People
 
-    @rule(role=st.sampled_from(["admin", "owner"]))
-    def invite(self, role: str) -> None:
+    @rule(role=st.sampled_from(["admin", "owner"]), quota=st.sampled_from([None, 4]))
+    def invite(self, role: str, quota: int | None) -> None:
         user = UserFactory(email=f"person{next(_names)}@machine.test")
         MembershipFactory(workspace=self.workspace, user=user, role=role)
         self.world.team[user.pk] = role
-        made = make_key(user=user, scopes=MINTING, expires_in=timedelta(days=90), name="Minter")
-        # §10: under "all" every key of a holder who is not an owner waits, however made.
-        self._remember(
-            made.key, made.secret, waiting=self.world.approval == "all" and role != "owner"
+        made = make_key(
+            user=user,
+            scopes=MINTING,
+            expires_in=timedelta(days=90),
+            name="Minter",
+            quota=Quota(quota, "never") if quota else None,
         )
+        # §10: under "all" every key of a holder who is not an owner waits, however made.
+        waits = self.world.approval == "all" and role != "owner"
+        self._remember(made.key, made.secret, waiting=waits, quota=self._quota_of(made.key))
 
     @precondition(lambda self: len(self.world.team) > 1)
     @rule(data=st.data())
@@ -202,16 +242,30 @@ class WhereFeaturesMeet(RuleBasedStateMachine):
 
     # Keys made through the doors
 
-    @rule(data=st.data(), scopes=st.sets(st.sampled_from(MINTING), min_size=1), days=LIFETIMES)
-    def mint_through_the_api(self, data: st.DataObject, scopes: set[str], days: int) -> None:
+    @rule(
+        data=st.data(),
+        scopes=st.sets(st.sampled_from(MINTING), min_size=1),
+        days=LIFETIMES,
+        quota=st.sampled_from([None, 2, 5]),
+    )
+    def mint_through_the_api(
+        self, data: st.DataObject, scopes: set[str], days: int, quota: int | None
+    ) -> None:
         makers = [self.manager, *self._live(minting=True)]
         maker = data.draw(st.sampled_from(makers))
         body = {"name": f"Minted {next(_names)}", "scopes": sorted(scopes), "expiresInDays": days}
+        if quota is not None:
+            body["quota"] = {"requests": quota, "period": "never"}
         answer = self._call("post", "/keys", maker.secret, body)
+        self._answered(maker, answer.status_code)
         if answer.status_code != 201:
-            assert answer.status_code in (400, 403), answer.content
+            assert answer.status_code in (400, 403, 429), answer.content
             return
         made = ApiKey.objects.get(pk=answer.json()["id"])
+        if maker.quota is not None:  # never a key with more than its maker's allowance
+            assert made.quota is not None
+            assert made.quota.requests <= self.world.quotas[maker.quota][0]
+            assert made.quota_shared == maker.quota.startswith("u")
         assert set(made.scopes) <= maker.scopes, "a key wider than the key that made it"
         if maker.expires_at is not None:
             assert made.expires_at is not None and made.expires_at <= maker.expires_at
@@ -220,7 +274,13 @@ class WhereFeaturesMeet(RuleBasedStateMachine):
         # account's as an admin's would).
         waits = self.world.approval == "all" and self.world.team.get(made.user_id) != "owner"
         assert (made.approval_requested_at is not None) == waits
-        self._remember(made, answer.json()["secret"], account=maker.account, waiting=waits)
+        self._remember(
+            made,
+            answer.json()["secret"],
+            account=maker.account,
+            waiting=waits,
+            quota=self._quota_of(made),
+        )
 
     @precondition(lambda self: any(k.waiting for k in self.world.keys.values()))
     @rule(data=st.data(), approve=st.booleans())
@@ -275,7 +335,17 @@ class WhereFeaturesMeet(RuleBasedStateMachine):
         row = ApiKey.objects.select_related("user", "workspace").get(pk=key.id)
         account = ServiceAccount.objects.get(pk=account_id)
         new = key_hand_over(key=row, account=account, grace=grace, actor=Actor.of_user(self.owner))
-        successor = self._remember(new.key, new.secret, account=account_id)
+        new.key.refresh_from_db()
+        if account_id in self.world.shared:  # it joins the account's shared allowance
+            assert new.key.quota_shared
+        elif key.quota is not None:  # its quota goes with it, never widened
+            assert new.key.quota is not None
+            assert new.key.quota.requests == self.world.quotas[key.quota][0]
+        else:
+            assert new.key.quota is None
+        successor = self._remember(
+            new.key, new.secret, account=account_id, quota=self._quota_of(new.key)
+        )
         self.world.old[key.secret] = OldSecret(successor.id, self.now + grace, handed_over=True)
         key.revoked = True
 
@@ -284,11 +354,16 @@ class WhereFeaturesMeet(RuleBasedStateMachine):
     def call_with_an_old_secret(self, data: st.DataObject) -> None:
         secret = data.draw(st.sampled_from(sorted(self.world.old)))
         answer = self._call("get", "/workspace", secret)
+        target = self.world.keys[self.world.old[secret].key_id]
+        if answer.status_code in (200, 429):  # it acts as the key it belongs to
+            self._answered(target, answer.status_code)
         if answer.status_code == 200:
-            self.world.keys[self.world.old[secret].key_id].last_used = self.now
+            target.last_used = self.now
         body = {"name": "By an old secret", "scopes": ["pages:read"], "expiresInDays": 7}
         minted = self._call("post", "/keys", secret, body)
-        assert minted.status_code in (401, 403), "an old secret managed keys"
+        assert minted.status_code in (401, 403, 429), "an old secret managed keys"
+        if minted.status_code == 429:
+            assert self._spent(target)
 
     @precondition(lambda self: self._live())
     @rule(data=st.data())
@@ -327,12 +402,18 @@ class WhereFeaturesMeet(RuleBasedStateMachine):
 
     # Service accounts and streams
 
-    @rule()
-    def make_a_service_account(self) -> None:
+    @rule(shared=st.sampled_from([None, 3, 6]))
+    def make_a_service_account(self, shared: int | None) -> None:
+        actor = Actor.of_user(self.owner)
         account = service_account_create(
-            workspace=self.workspace, name=f"Robot {next(_names)}", actor=Actor.of_user(self.owner)
+            workspace=self.workspace, name=f"Robot {next(_names)}", actor=actor
         )
         self.world.accounts[account.pk] = account.user_id
+        if shared is not None:
+            quota = {"requests": shared, "period": "never"}
+            service_account_update(account=account, changes={"quotaShared": quota}, actor=actor)
+            self.world.shared[account.pk] = shared
+            self.world.quotas[f"u{account.user_id}"] = [shared, 0]
 
     @precondition(lambda self: self.world.accounts)
     @rule(data=st.data())
@@ -367,9 +448,12 @@ class WhereFeaturesMeet(RuleBasedStateMachine):
     def use(self, data: st.DataObject) -> None:
         key = data.draw(st.sampled_from(self._live()))
         answer = self._call("get", "/workspace", key.secret)
-        assert answer.status_code == 200, answer.content
-        key.last_used = self.now
+        assert answer.status_code in (200, 429), answer.content
+        self._answered(key, answer.status_code)
+        if answer.status_code == 200:
+            key.last_used = self.now
         patched = self._call("patch", "/workspace", key.secret, {"workspaceName": "Acme"})
+        self._answered(key, patched.status_code)
         if patched.status_code == 200:
             assert self.world.team.get(key.holder) == "owner", "a PATCH by a non-owner's key"
 
@@ -419,6 +503,15 @@ class WhereFeaturesMeet(RuleBasedStateMachine):
             assert got.pk == old.key_id and got.called_with_previous_secret
             assert self.now < old.ends, "an old secret outlived its grace"
             assert self._works(target), "an old secret of a key that no longer works"
+
+    @invariant()
+    def each_allowance_is_counted_as_the_model_counts_it(self) -> None:
+        counted = {
+            row.scope: row.used - row.credit
+            for row in QuotaCounter.objects.filter(scope__in=list(self.world.quotas))
+        }
+        for scope, (_, used) in self.world.quotas.items():
+            assert counted.get(scope, 0) == used, f"{scope}: {counted.get(scope)} ≠ {used}"
 
     def _authenticate(self, secret: str) -> ApiKey | None:
         try:
