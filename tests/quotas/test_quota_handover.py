@@ -27,9 +27,7 @@ def test_a_handed_over_key_keeps_its_quota(workspace, owner, admin, account):
     assert new.quota == Quota(7, "day") and not new.quota_shared
 
 
-def test_a_key_handed_over_to_an_account_sharing_a_quota_joins_it(
-    workspace, owner, admin, account
-):
+def test_a_key_handed_over_to_an_account_sharing_a_quota_joins_it(workspace, owner, admin, account):
     actor = Actor.of_user(owner)
     service_account_update(
         account=account, changes={"quotaShared": {"requests": 50, "period": "week"}}, actor=actor
