@@ -55,6 +55,8 @@ class Actor:
             )
             return f"key {self.key.name} ({self.key.hint}) of {of}"
         if self.user is not None:
+            if self.user.is_service_account:
+                return f"service account {self.user.full_name}"
             return self.user.email
         if self.stranger:
             return "someone not signed in"
