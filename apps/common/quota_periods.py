@@ -77,6 +77,8 @@ def quota_from_text(text: str, field: str = "quota") -> Quota | None:
 def _quota(requests: Any, period: Any, field: str) -> Quota:
     if period not in PERIODS:
         raise InvalidInput(field, f"A quota's period is one of {', '.join(PERIODS)}.")
+    if isinstance(requests, float) and requests.is_integer():
+        requests = int(requests)  # JSON's 2755.0 is the integer 2755 (as its schema says)
     if isinstance(requests, bool) or not isinstance(requests, int):
         raise InvalidInput(field, "A quota's requests must be a whole number.")
     if not REQUESTS_MIN <= requests <= REQUESTS_MAX:

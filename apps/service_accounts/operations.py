@@ -85,6 +85,7 @@ def _get(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]:
 
 def _create(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]:
     data = body_fields(body, SERVICE_ACCOUNT_CREATE)
+    quota_from_json(data.get("quotaShared"), "quotaShared")  # refused before anything is made
     account = _owner_only(
         lambda: service_account_create(
             workspace=call.workspace,

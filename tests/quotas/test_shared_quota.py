@@ -171,3 +171,30 @@ def test_with_redis_the_shared_count_is_one_count_in_redis(live_server, manager,
     names = [name.decode() for name in redis_client().keys("gatehouse:quota:*:*")]
     assert len(names) == 1 and names[0].startswith("gatehouse:quota:u"), names
     assert int(redis_client().get(names[0])) == 4
+
+
+def test_a_whole_number_written_as_2755_0_is_a_quota_and_2755_5_is_refused(live_server, manager):
+    # JSON Schema's integer takes 2755.0 (the OpenAPI fuzzer sent it and was refused before).
+    account = make_account(live_server, manager)
+    shared = share(live_server, manager, account["id"], {"requests": 2755.0, "period": "month"})
+    assert shared["quotaShared"] == {"requests": 2755, "period": "month"}
+    path = f"/service-accounts/{account['id']}"
+    half = {"quotaShared": {"requests": 2755.5, "period": "month"}}
+    refused = call(live_server, manager.secret, "PATCH", path, half)
+    assert refused.status_code == 400 and "whole number" in refused.json()["message"]
+    key = call(
+        live_server,
+        manager.secret,
+        "POST",
+        "/keys",
+        {"name": "Whole", **READ, "quota": {"requests": 10.0, "period": "day"}},
+    )
+    assert key.status_code == 201 and key.json()["quota"]["requests"] == 10, key.text
+
+
+def test_a_bad_shared_quota_at_creation_makes_no_account(live_server, manager):
+    body = {"name": "Half made", "quotaShared": {"requests": 0, "period": "day"}}
+    refused = call(live_server, manager.secret, "POST", "/service-accounts", body)
+    assert refused.status_code == 400, refused.text
+    listed = call(live_server, manager.secret, "GET", "/service-accounts").json()["data"]
+    assert [a["name"] for a in listed] == []
