@@ -1,8 +1,8 @@
 """A quota's current period drawn against its allowance (docs/product.md §17): the requests it
 counted so far, added up hour by hour (a daily quota) or day by day, under a line at the
 allowance, for the key's page. The hours and days are the period's own, from its start to the
-minute (a key made at 14:30 has days from 14:30), each named by its start. Server-rendered SVG like the other charts (apps/usage/charts.py),
-with its numbers in a table beside it."""
+minute (a key made at 14:30 has days from 14:30), each named by its start. Server-rendered
+SVG like the other charts (apps/usage/charts.py), with its numbers in a table beside it."""
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
