@@ -98,17 +98,24 @@ def test_a_master_told_to_make_no_control_socket_makes_none(short_home, flag):
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
+        # Preloaded, the master imports Django before it listens: minutes on a busy machine
+        # (CI's SQLite stage once took more than the 60 s this waited, and the master was
+        # told to stop while still importing).
+        deadline, listening = time.monotonic() + 180, False
+        while not listening and time.monotonic() < deadline and master.poll() is None:
             with socket.socket() as probe:
-                if probe.connect_ex(("127.0.0.1", port)) == 0:
-                    break
+                listening = probe.connect_ex(("127.0.0.1", port)) == 0
             time.sleep(0.2)
+        assert listening, "the master never listened"
         time.sleep(1)
         assert _control_sockets(tmp_path) == set()
     finally:
         master.send_signal(signal.SIGTERM)
-        master.wait(30)
+        try:
+            master.wait(90)
+        except subprocess.TimeoutExpired:
+            master.kill()
+            raise
 
 
 def _timed_get(port: int) -> tuple[int | None, float]:
