@@ -10,22 +10,26 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from django.db import DatabaseError, connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import URLPattern, path, re_path
 
+from apps.api.door_steps import (
+    REFUSED,
+    object_of,
+    operation_run,
+    refusal_of,
+    refuse_query_credentials,
+)
 from apps.api.errors import ApiFailure, api_error
 from apps.api.http import json_body, methods, request_body_bytes
 from apps.api.operations import Call, NotFound, Operation
 from apps.api.views import not_found
 from apps.api_keys.auth import api_key_authorize, api_key_from_request, rate_limit_headers
 from apps.audit.services import Actor
-from apps.common.retry import RETRY_AFTER_SECONDS, retryable, transaction_conflict
 from apps.common.validation import InvalidInput
 from apps.leaks.reports import ReportRefused, leak_report_handle
 from apps.metering.facts import request_facts
 
-from .door_steps import object_of, operation_run, refuse_query_credentials
 from .openapi import served_openapi
 from .operations import OPERATIONS
 
@@ -61,20 +65,8 @@ def http_handler(op: Operation) -> Callable[..., HttpResponse]:
                 response = HttpResponse(status=204)
             else:
                 response = JsonResponse(record, status=op.status)
-        except ApiFailure as failure:
-            response = failure.response()
-        except InvalidInput as error:
-            response = api_error("invalid-input", error.message)
-        except NotFound as error:
-            response = api_error("not-found", error.message)
-        except DatabaseError as error:
-            # Dropped in a step before the operation (the key's lookup, its holder's role): a
-            # read, nothing written; the operation itself retries (apps/api/operations.py).
-            if not retryable(error):
-                raise
-            if not transaction_conflict(error):
-                connection.close()
-            response = api_error("unavailable", Retry_After=str(RETRY_AFTER_SECONDS))
+        except REFUSED as error:
+            response = refusal_of(error).response()
         return rate_limit_headers(request, response)
 
     handler.__name__ = op.name

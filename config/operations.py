@@ -2,7 +2,7 @@
 
 A new operation is one declaration in its app's `operations.py` (and its service); the HTTP
 routes (`config/api.py`), the OpenAPI document (`config/openapi.py`) and the MCP tools
-(`config/mcp.py`) follow from this list without further changes.
+(`apps/mcp`, through `config/mcp.py`) follow from this list without further changes.
 """
 
 from apps.api.operations import Operation

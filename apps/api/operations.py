@@ -2,7 +2,8 @@
 
 Each app lists its operations in `operations.py`. `config/operations.py` collects them, and the
 HTTP API (`config/api.py`), the OpenAPI document (`config/openapi.py`) and the MCP tools
-(`config/mcp.py`) are all built from that one list, so the three cannot drift apart.
+(`apps/mcp`, handed the list by `config/mcp.py`) are all built from that one list, so the
+three cannot drift apart.
 """
 
 import copy
