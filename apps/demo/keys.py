@@ -5,18 +5,16 @@ account's, one waiting for approval). Their dates and use come from their storie
 
 from datetime import timedelta
 
-from django.db import transaction
 from django.utils import timezone
 
 from apps.accounts.models import User
 from apps.api.scopes import ALL_SCOPES
-from apps.api_keys.audit_actions import KEY_LEAKED
 from apps.api_keys.models import ApiKey
 from apps.api_keys.restrictions import Restrictions
 from apps.api_keys.services import api_key_create, api_key_revoke
-from apps.audit.services import Actor, audit_record
+from apps.audit.services import Actor
 from apps.communities.models import Community
-from apps.leaks.reports import REPORTER, what_it_did_url
+from apps.leaks.reports import leaked_key_revoke
 from apps.oauth.issuing import (
     Approval,
     authorization_code_find,
@@ -93,7 +91,8 @@ def demo_keys_create(
         ),
     }
     api_key_revoke(key=keys["Old storefront"], actor=Actor.of_user(owner))
-    _report_leak(keys["Newsletter importer"])
+    # As a GitHub secret-scanning report does: revoked, recorded and its holder e-mailed.
+    leaked_key_revoke(keys["Newsletter importer"], LEAK_URL, "commit")
     return keys
 
 
@@ -113,21 +112,6 @@ def _service_account_key(workspace: Workspace, owner: User) -> ApiKey:
         description="Stored in the pipeline's secrets as GATEHOUSE_API_KEY.",
         actor=Actor.of_user(owner),
     ).key
-
-
-def _report_leak(key: ApiKey) -> None:
-    """As a GitHub secret-scanning report does (apps/leaks/reports.py): revoked by the
-    reporter, and `key.leaked` recorded with where it was found."""
-    with transaction.atomic():
-        api_key_revoke(key=key, actor=REPORTER)
-        audit_record(
-            workspace=key.workspace,
-            action=KEY_LEAKED,
-            actor=REPORTER,
-            key=key,
-            subject=f"{key.name} ({key.hint})",
-            data={"url": LEAK_URL, "source": "commit", "whatItDid": what_it_did_url(key)},
-        )
 
 
 def _connected_app(workspace: Workspace, owner: User) -> ApiKey:

@@ -169,7 +169,7 @@ def leak_report_handle(
         token = item["token"]
         key = api_key_find_by_secret(token)  # the secret before a roll, during its grace, too
         if key is not None:
-            _revoke_leaked(key, item.get("url", ""), item.get("source", ""))
+            leaked_key_revoke(key, item.get("url", ""), item.get("source", ""))
             old_secret_grace_end(
                 token, named=key, actor=REPORTER, reason="leaked", url=item.get("url", "")
             )
@@ -183,9 +183,10 @@ def leak_report_handle(
     return answer
 
 
-def _revoke_leaked(key: ApiKey, url: str, source: str) -> None:
-    """Revoke a live key (active, or waiting for approval) and record why; a key revoked or
-    denied already is left as it is: it can never work."""
+def leaked_key_revoke(key: ApiKey, url: str, source: str) -> None:
+    """Revoke a live key (active, or waiting for approval) found in public at `url`, record
+    why and tell its holder by e-mail; a key revoked or denied already is left as it is: it
+    can never work. Row-locked, so two reports of one key revoke and tell once."""
     with transaction.atomic():
         locked = ApiKey.objects.select_for_update(no_key=True).get(pk=key.pk)
         if locked.revoked_at is not None or locked.denied_at is not None:

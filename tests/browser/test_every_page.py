@@ -213,10 +213,10 @@ LEAK_URL = (
 
 def seed_leaked_key(owner):
     """A key GitHub found in a public repository: revoked as a verified report revokes it."""
-    from apps.leaks.reports import _revoke_leaked
+    from apps.leaks.reports import leaked_key_revoke
 
     leaked = make_key(user=owner, name="Storefront sync", scopes=["pages:read", "pages:write"]).key
-    _revoke_leaked(leaked, LEAK_URL, "content")
+    leaked_key_revoke(leaked, LEAK_URL, "content")
     leaked.refresh_from_db()
     return leaked
 
