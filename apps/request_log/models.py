@@ -8,6 +8,8 @@ daily delete. Rows are written by the usage flush and the Redis mover, never by 
 
 from django.db import models
 
+from apps.metering.records import COLUMN_LIMITS
+
 
 class RequestLogEntry(models.Model):
     """One request: who (key, workspace), by which door, what (method, path, operation), how
@@ -22,18 +24,18 @@ class RequestLogEntry(models.Model):
     key_id = models.BigIntegerField()
     workspace_id = models.UUIDField()
     door = models.CharField(max_length=3, choices=Door.choices)
-    method = models.CharField(max_length=8)
-    path = models.CharField(max_length=300)
-    operation = models.CharField(max_length=64)
+    method = models.CharField(max_length=COLUMN_LIMITS["method"])
+    path = models.CharField(max_length=COLUMN_LIMITS["path"])
+    operation = models.CharField(max_length=COLUMN_LIMITS["operation"])
     status = models.SmallIntegerField()
-    error = models.CharField(max_length=40, blank=True)
+    error = models.CharField(max_length=COLUMN_LIMITS["error"], blank=True)
     # None: the answer was never recorded (the app process was killed while answering).
     duration_ms = models.FloatField(null=True)
     client_ip = models.GenericIPAddressField(null=True)
-    user_agent = models.CharField(max_length=200, blank=True)
-    request_id = models.CharField(max_length=32)
+    user_agent = models.CharField(max_length=COLUMN_LIMITS["user_agent"], blank=True)
+    request_id = models.CharField(max_length=COLUMN_LIMITS["request_id"])
     # The object the request created or acted on: the id in its path, or the created record's.
-    object_id = models.CharField(max_length=40, blank=True)
+    object_id = models.CharField(max_length=COLUMN_LIMITS["object_id"], blank=True)
 
     class Meta:
         db_table = "request_log"

@@ -77,12 +77,17 @@ def test_api_requests_refusals_and_lookups_are_counted_without_the_key(client):
     assert delta("gatehouse_workspace_requests_total") == 0  # not opted in
 
 
-@override_settings(METRICS_WORKSPACE_LABELS=True)
 def test_workspace_labels_only_when_the_operator_opts_in(client):
+    """Without METRICS_WORKSPACE_LABELS no series names the workspace; with it, one does."""
     created = make_key()
+    workspace = str(created.key.workspace_id)
     client.get("/api/v1/workspace", HTTP_AUTHORIZATION=f"Bearer {created.secret}")
     text = scrape(client)
-    workspace = str(created.key.workspace_id)
+    assert workspace not in text
+    assert not sample(text, "gatehouse_workspace_requests_total", workspace=workspace)
+    with override_settings(METRICS_WORKSPACE_LABELS=True):
+        client.get("/api/v1/workspace", HTTP_AUTHORIZATION=f"Bearer {created.secret}")
+        text = scrape(client)
     assert sample(text, "gatehouse_workspace_requests_total", workspace=workspace) == 1
 
 
