@@ -5,7 +5,6 @@ from django.urls import include, path
 
 import apps.common.urls  # noqa: F401 - registers the <id:...> converter the apps' routes use
 from apps.accounts import views as account_views
-from apps.api import views as api_views
 from apps.common.devmail import dev_mailbox
 from apps.webhooks.devreceiver import dev_receive, dev_webhooks
 from apps.workspaces import views as workspace_views
@@ -45,8 +44,7 @@ urlpatterns = [
     path("usage/", include("apps.usage.urls")),
     path("logs/", include("apps.request_log.urls")),
     path("portal/", include("apps.portal.urls")),
-    path("healthz", api_views.health, name="health"),
-    path("", include("apps.operations.urls")),  # /metrics, /livez, /readyz
+    path("", include("apps.operations.urls")),  # /healthz, /metrics, /livez, /readyz
     path("dev/mail/", dev_mailbox, name="dev_mailbox"),  # a 404 unless DEBUG is on
     path("dev/webhooks/", dev_webhooks, name="dev_webhooks"),  # the same
     path("dev/webhooks/receive", dev_receive, name="dev_webhook_receive"),

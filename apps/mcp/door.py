@@ -20,8 +20,8 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from apps.api.door_steps import refuse_query_credentials
-from apps.api.errors import ApiFailure, api_error
+from apps.api.door_steps import REFUSED, refusal_of, refuse_query_credentials
+from apps.api.errors import api_error
 from apps.api.http import request_body_bytes
 from apps.api.operations import Operation
 from apps.api_keys.auth import api_key_from_request, rate_limit_headers
@@ -140,8 +140,8 @@ def _answer(request: HttpRequest, toolbox: ToolBox) -> HttpResponse:
         key = api_key_from_request(request)
         facts.workspace_id = key.workspace_id
         body = request_body_bytes(request)
-    except ApiFailure as failure:
-        return with_resource_metadata(request, failure.response())
+    except REFUSED as error:  # a dropped connection in the key's lookup: 503, as the API says
+        return with_resource_metadata(request, refusal_of(error).response())
     message = jsonrpc_message(body)
     if isinstance(message, HttpResponse):  # not one JSON-RPC message: refused in plain words
         return message

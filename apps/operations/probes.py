@@ -1,5 +1,6 @@
 """The checks of /readyz, each a name, whether it passed and a few words: the database answers,
-its migrations are applied, Redis answers (when configured), the task queue is served."""
+its migrations are applied, Redis answers (when configured), the task queue is served; and the
+parts /healthz reports (apps/operations/health.py), from the same checks."""
 
 from dataclasses import dataclass
 from datetime import timedelta
@@ -94,3 +95,39 @@ def readiness() -> list[Check]:
         ]
     redis = redis_check()
     return checks + ([redis] if redis is not None else [])
+
+
+NOT_COLLECTED = "not collected: run manage.py collectstatic, then restart"
+
+
+def static_status() -> str:
+    """Whether the pages can name their static files: with a manifest storage (DEBUG off),
+    the manifest `collectstatic` writes, as this process read it when it started."""
+    from django.contrib.staticfiles.storage import staticfiles_storage
+
+    if hasattr(staticfiles_storage, "hashed_files") and not staticfiles_storage.hashed_files:
+        return NOT_COLLECTED
+    return "ok"
+
+
+def queue_status() -> dict[str, object]:
+    """The task queue in numbers: how long the oldest due task has waited, how many workers
+    beat, whether the schedule ticks. Late when a task has waited longer than
+    QUEUE_SERVED_WITHIN: nobody serves the queue (no worker, or too few for the work)."""
+    from apps.jobs.queue import queue_age
+    from apps.jobs.schedule import schedule_late
+    from apps.jobs.workers import workers_alive
+
+    try:
+        age = queue_age()
+        late = schedule_late()
+        workers = workers_alive()
+    except Exception:
+        return {"state": "unknown"}
+    state = "late" if age > QUEUE_SERVED_WITHIN.total_seconds() or late else "ok"
+    return {
+        "state": state,
+        "oldest_waiting_seconds": age,
+        "workers": workers,
+        "schedule_late": late,
+    }

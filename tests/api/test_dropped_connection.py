@@ -177,3 +177,31 @@ def test_a_connection_dropped_as_the_session_is_read_is_the_try_again_page(clien
     assert answer.status_code == 503
     assert "try again" in answer.content.decode().lower()
     assert answer["Retry-After"]
+
+
+def test_a_connection_dropped_in_the_mcp_door_s_key_lookup_is_503_not_500(client):
+    """MCP's steps before its tool are the API's (apps/api/door_steps.refusal_of): the key's
+    lookup dropped, and dropped again on the fresh connection it retries on, is 503
+    `unavailable` with Retry-After there too."""
+    secret = make_key(scopes=EVERY_SCOPE).secret
+    ended: list[int] = []
+
+    def cut(execute, sql, params, many, context):
+        if "secret_hash" in sql and len(ended) < 2:
+            ended.append(own_backend())
+            terminate(ended[-1])
+        return execute(sql, params, many, context)
+
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}
+    message["params"] = {"name": "get_workspace", "arguments": {}}
+    with connection.execute_wrapper(cut):
+        answer = client.post(
+            "/mcp",
+            message,
+            content_type="application/json",
+            HTTP_ACCEPT="application/json, text/event-stream",
+            **auth(secret),
+        )
+    assert len(ended) == 2
+    assert answer.status_code == 503, answer.content
+    assert answer.json()["error"] == "unavailable" and answer["Retry-After"]

@@ -175,7 +175,7 @@ def test_health_is_unavailable_without_the_database(client, monkeypatch):
     def broken_cursor(*args, **kwargs):
         raise RuntimeError("database down")
 
-    monkeypatch.setattr("apps.api.views.connection.cursor", broken_cursor)
+    monkeypatch.setattr("apps.operations.probes.connection.cursor", broken_cursor)
     response = client.get("/healthz")
     assert response.status_code == 503
     assert response.json()["database"] == "down"
