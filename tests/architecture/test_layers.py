@@ -158,3 +158,10 @@ def test_the_keys_core_stays_under_3000_lines():
         if "migrations" not in path.parts
     )
     assert lines < 3000, lines
+
+
+def test_every_app_has_a_tests_folder_of_its_own():
+    """A newcomer finds an app's tests beside its name: tests/<app> for each apps/<app>."""
+    apps = {path.parent.name for path in (ROOT / "apps").glob("*/apps.py")}
+    missing = {app for app in apps if not (ROOT / "tests" / app / "__init__.py").exists()}
+    assert not missing, sorted(missing)

@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from apps.leaks.reports import _revoke_leaked
+from apps.leaks.reports import leaked_key_revoke
 from apps.metering.facts import new_request_id
 from apps.metering.records import RequestEntry
 from apps.pages.models import Page
@@ -51,7 +51,7 @@ def test_a_leaked_keys_page_opens_on_the_leak_and_names_what_it_created(client, 
         ]
     )
     del community  # a community the key never touched stays out of it
-    _revoke_leaked(key, URL, "content")
+    leaked_key_revoke(key, URL, "content")
     html = client.get(f"/integrations/api/keys/{key.pk}/").content.decode()
     text = re.sub(r"<[^>]+>", "", html)
     assert re.search(

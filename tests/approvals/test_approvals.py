@@ -453,7 +453,7 @@ def test_a_denied_key_is_past_leak_reports_and_expiry_events(client, owner_key, 
     """A denied key never worked: a leak of it revokes nothing and tells nobody, and its
     expiry is no event."""
     from apps.key_expiry.notices import api_key_announce_expired
-    from apps.leaks.reports import _revoke_leaked
+    from apps.leaks.reports import leaked_key_revoke
 
     set_approval(client, owner_key, "write")
     created = post(
@@ -466,7 +466,7 @@ def test_a_denied_key_is_past_leak_reports_and_expiry_events(client, owner_key, 
     key = ApiKey.objects.get(pk=created["id"])
     run_tasks()
     mail.outbox.clear()
-    _revoke_leaked(key, "https://github.com/acme/leak", "content")
+    leaked_key_revoke(key, "https://github.com/acme/leak", "content")
     assert not AuditEvent.objects.filter(key=key, action="key.leaked").exists()
     assert ApiKey.objects.get(pk=key.pk).state == "denied"
     run_tasks()
@@ -475,11 +475,11 @@ def test_a_denied_key_is_past_leak_reports_and_expiry_events(client, owner_key, 
 
 
 def test_a_leak_of_a_waiting_key_revokes_it(client, owner_key, admin_key):
-    from apps.leaks.reports import _revoke_leaked
+    from apps.leaks.reports import leaked_key_revoke
 
     set_approval(client, owner_key, "write")
     created = post(client, "/keys", {"name": "Bot", "scopes": WRITE}, admin_key.secret).json()
     key = ApiKey.objects.get(pk=created["id"])
-    _revoke_leaked(key, "https://github.com/acme/leak", "content")
+    leaked_key_revoke(key, "https://github.com/acme/leak", "content")
     assert ApiKey.objects.get(pk=key.pk).state == "revoked"
     assert post(client, f"/keys/{key.pk}/approve", {}, owner_key.secret).status_code == 409
