@@ -165,3 +165,18 @@ def test_every_app_has_a_tests_folder_of_its_own():
     apps = {path.parent.name for path in (ROOT / "apps").glob("*/apps.py")}
     missing = {app for app in apps if not (ROOT / "tests" / app / "__init__.py").exists()}
     assert not missing, sorted(missing)
+
+
+def test_the_imports_allowed_up_the_layers_are_annotations_only():
+    """pyproject.toml lets the layers contract ignore a few imports by name; each must be an
+    annotation (in a TYPE_CHECKING block), never an import that runs."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    assert config["exclude_type_checking_imports"] is False
+    (layers,) = [c for c in config["contracts"] if c["type"] == "layers"]
+    for rule in layers["ignore_imports"]:
+        importer, imported = (part.strip() for part in rule.split("->"))
+        path = ROOT / (importer.replace(".", "/") + ".py")
+        assert imported in _imports(path, importer, typing_too=True), rule
+        assert imported not in _imports(path, importer), f"{rule} runs: only annotations may"
