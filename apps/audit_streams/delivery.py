@@ -15,10 +15,8 @@ from django.urls import reverse
 from django.utils import timezone
 from django_tasks import task
 
-from apps.audit.services import Actor, audit_record
 from apps.common.dates import moment_text
-from apps.common.tasks import send_email
-from apps.workspaces.models import owner_emails
+from apps.deliveries.engine import OwnersNotice, RetrySchedule, destination_disable_failing
 
 from .audit_actions import STREAM_DISABLED
 from .models import AuditStream, AuditStreamItem
@@ -26,15 +24,18 @@ from .sending import SendFailed, records, send_https, send_syslog
 
 logger = logging.getLogger("apps.audit_streams")
 
-RETRY_AFTER = [
-    timedelta(seconds=5),
-    timedelta(seconds=30),
-    timedelta(minutes=2),
-    timedelta(minutes=5),
-    timedelta(minutes=15),
-    timedelta(minutes=30),
-    timedelta(hours=1),
-]
+RETRIES = RetrySchedule(
+    [
+        timedelta(seconds=5),
+        timedelta(seconds=30),
+        timedelta(minutes=2),
+        timedelta(minutes=5),
+        timedelta(minutes=15),
+        timedelta(minutes=30),
+        timedelta(hours=1),
+    ],
+    repeat_last=True,
+)
 BATCH = {AuditStream.Kind.HTTPS: 100, AuditStream.Kind.SYSLOG: 500}
 LOCK_FOR = timedelta(seconds=120)  # longer than a run may take (RUN_SECONDS and one batch)
 RUN_SECONDS = 30  # a run ends after this; the next task carries on
@@ -113,7 +114,8 @@ def _sent(stream: AuditStream, items: list[AuditStreamItem], now: datetime) -> N
 def _failed(stream: AuditStream, error: str, now: datetime) -> None:
     """Note the failure, and queue the next attempt after the back-off."""
     failures = stream.failures + 1
-    retry_at = now + RETRY_AFTER[min(failures, len(RETRY_AFTER)) - 1]
+    retry_at = RETRIES.next_attempt_at(now, failures)
+    assert retry_at is not None  # a stream tries again every hour, until it is disabled
     since = stream.failing_since or now
     AuditStream.objects.filter(pk=stream.pk).update(
         failures=failures,
@@ -132,27 +134,23 @@ def _failed(stream: AuditStream, error: str, now: datetime) -> None:
 def stream_disable_failing(stream: AuditStream, since: datetime, error: str) -> None:
     """Turn off a stream that has failed for AUDIT_STREAM_DAYS and tell the owners."""
     days = settings.AUDIT_STREAM_DAYS
-    with transaction.atomic():
-        if not AuditStream.objects.filter(pk=stream.pk, enabled=True).update(
-            enabled=False, disabled_reason=f"Every delivery failed for {days} days."
-        ):
-            return
-        audit_record(
-            workspace=stream.workspace,
-            action=STREAM_DISABLED,
-            actor=Actor.of_operator("audit streaming"),
-            subject=stream.name,
-            data={"failing_since": since.isoformat()},
-        )
-        owners = owner_emails(stream.workspace)
-        link = settings.SITE_URL + reverse("audit_streams:list")
-        body = (
+    link = settings.SITE_URL + reverse("audit_streams:list")
+    destination_disable_failing(
+        AuditStream.objects.filter(pk=stream.pk),
+        workspace=stream.workspace,
+        reason=f"Every delivery failed for {days} days.",
+        action=STREAM_DISABLED,
+        actor_name="audit streaming",
+        subject=stream.name,
+        data={"failing_since": since.isoformat()},
+        notice=OwnersNotice(
+            f"Audit stream disabled: {stream.name}",
             f"Every delivery to the audit stream “{stream.name}” ({stream.destination}) of "
             f"{stream.workspace.name} has failed since {moment_text(since, UTC)}, so it is now "
             f"disabled. Events are kept for {days} days; resume the stream to send them:\n"
-            f"{link}\n\nThe last error: {error}\n"
-        )
-        send_email.enqueue(f"Audit stream disabled: {stream.name}", body, owners)
+            f"{link}\n\nThe last error: {error}\n",
+        ),
+    )
 
 
 @task()

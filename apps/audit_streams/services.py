@@ -16,6 +16,7 @@ from apps.audit.services import Actor, audit_record
 from apps.audit_pages.presentation import CSV_COLUMNS
 from apps.common.dates import moment_text
 from apps.common.validation import InvalidInput, clean_text
+from apps.deliveries.engine import destination_delete
 from apps.webhooks.destinations import clean_url
 from apps.webhooks.secrets import new_secret, seal
 
@@ -144,15 +145,15 @@ def stream_create(
 
 def stream_delete(stream: AuditStream, *, actor: Actor) -> None:
     """Remove a stream and its backlog: nothing more is sent to it."""
-    with transaction.atomic():
-        audit_record(
-            workspace=stream.workspace,
-            action=STREAM_DELETED,
-            actor=actor,
-            subject=stream.name,
-            data={"field": "audit_stream", "before": _described(stream)},
-        )
-        stream.delete()
+    destination_delete(
+        stream,
+        workspace=stream.workspace,
+        action=STREAM_DELETED,
+        actor=actor,
+        subject=stream.name,
+        described=_described(stream),
+        field="audit_stream",
+    )
 
 
 def stream_set_enabled(stream: AuditStream, enabled: bool, *, actor: Actor) -> None:

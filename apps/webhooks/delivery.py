@@ -12,19 +12,16 @@ import httpcore
 import httpx
 from cryptography.fernet import InvalidToken
 from django.conf import settings
-from django.db import transaction
 from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 from django_tasks import TaskContext, task
 from standardwebhooks.webhooks import Webhook
 
-from apps.audit.services import Actor, audit_record
 from apps.common.dates import moment_text
 from apps.common.metrics import delivery_observed
-from apps.common.tasks import send_email
+from apps.deliveries.engine import OwnersNotice, RetrySchedule, destination_disable_failing
 from apps.jobs.batching import after_task
-from apps.workspaces.models import owner_emails
 
 from .audit_actions import WEBHOOK_DISABLED
 from .destinations import delivery_client, time_limit
@@ -33,15 +30,17 @@ from .secrets import unseal
 
 logger = logging.getLogger("apps.webhooks")
 
-RETRY_AFTER = [
-    timedelta(seconds=5),
-    timedelta(minutes=5),
-    timedelta(minutes=30),
-    timedelta(hours=2),
-    timedelta(hours=5),
-    timedelta(hours=10),
-    timedelta(hours=10),
-]
+RETRIES = RetrySchedule(
+    [
+        timedelta(seconds=5),
+        timedelta(minutes=5),
+        timedelta(minutes=30),
+        timedelta(hours=2),
+        timedelta(hours=5),
+        timedelta(hours=10),
+        timedelta(hours=10),
+    ]
+)
 DISABLE_AFTER = timedelta(days=5)
 LOCK_FOR = timedelta(seconds=60)  # longer than an attempt can take (WEBHOOK_TIMEOUT_SECONDS)
 BODY_KEPT = 2048
@@ -188,9 +187,10 @@ def _record(
     else:
         earlier = 0 if new else sum(1 for t in delivery.tries.all() if not t.manual)
         retries = earlier + (0 if manual else 1)
-        if not manual and retries <= len(RETRY_AFTER):
-            delivery.next_attempt_at = now + RETRY_AFTER[retries - 1]
-            deliver_one.using(run_after=delivery.next_attempt_at).enqueue(delivery.message_id)
+        next_at = None if manual else RETRIES.next_attempt_at(now, retries)
+        if next_at is not None:
+            delivery.next_attempt_at = next_at
+            deliver_one.using(run_after=next_at).enqueue(delivery.message_id)
         elif not manual:
             delivery.status, delivery.next_attempt_at = WebhookDelivery.Status.FAILED, None
         _note_failure(endpoint, now)
@@ -217,33 +217,24 @@ def _note_failure(endpoint: WebhookEndpoint, now: datetime) -> None:
 
 def endpoint_disable_failing(endpoint: WebhookEndpoint, now: datetime) -> None:
     """Turn off an endpoint that has failed for 5 days and tell the workspace's owners."""
-    with transaction.atomic():
-        updated = WebhookEndpoint.objects.filter(pk=endpoint.pk, enabled=True).update(
-            enabled=False, disabled_reason="Every delivery failed for 5 days."
-        )
-        if not updated:
-            return
-        audit_record(
-            workspace=endpoint.workspace,
-            action=WEBHOOK_DISABLED,
-            actor=Actor.of_operator("webhook deliveries"),
-            subject=endpoint.url,
-            data={
-                "failing_since": endpoint.failing_since.isoformat()
-                if endpoint.failing_since
-                else None
-            },
-        )
-        owners = owner_emails(endpoint.workspace)
-        link = settings.SITE_URL + reverse("webhooks:detail", args=[endpoint.pk])
-        assert endpoint.failing_since is not None  # it is disabled for failing since then
-        body = (
+    assert endpoint.failing_since is not None  # it is disabled for failing since then
+    link = settings.SITE_URL + reverse("webhooks:detail", args=[endpoint.pk])
+    destination_disable_failing(
+        WebhookEndpoint.objects.filter(pk=endpoint.pk),
+        workspace=endpoint.workspace,
+        reason="Every delivery failed for 5 days.",
+        action=WEBHOOK_DISABLED,
+        actor_name="webhook deliveries",
+        subject=endpoint.url,
+        data={"failing_since": endpoint.failing_since.isoformat()},
+        notice=OwnersNotice(
+            f"Webhook endpoint disabled: {endpoint.url}",
             f"Every delivery to the webhook endpoint {endpoint.url} of "
             f"{endpoint.workspace.name} has failed since "
             f"{moment_text(endpoint.failing_since, UTC)}, so it is now disabled: no events "
-            f"are sent to it.\n\nIts delivery log, and the switch to enable it again:\n{link}\n"
-        )
-        send_email.enqueue(f"Webhook endpoint disabled: {endpoint.url}", body, owners)
+            f"are sent to it.\n\nIts delivery log, and the switch to enable it again:\n{link}\n",
+        ),
+    )
 
 
 def message_id_of(event_id: str, endpoint_id: int) -> str:

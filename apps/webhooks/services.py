@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from apps.audit.services import Actor, audit_record
 from apps.common.validation import InvalidInput
+from apps.deliveries.engine import destination_delete
 
 from .audit_actions import (
     WEBHOOK_CREATED,
@@ -146,15 +147,15 @@ def endpoint_roll_secret(
 
 def endpoint_delete(endpoint: WebhookEndpoint, *, actor: Actor) -> None:
     """Remove an endpoint and its delivery log; nothing more is sent to it."""
-    with transaction.atomic():
-        audit_record(
-            workspace=endpoint.workspace,
-            action=WEBHOOK_DELETED,
-            actor=actor,
-            subject=endpoint.url,
-            data={"field": "endpoint", "before": _described(endpoint)},
-        )
-        endpoint.delete()
+    destination_delete(
+        endpoint,
+        workspace=endpoint.workspace,
+        action=WEBHOOK_DELETED,
+        actor=actor,
+        subject=endpoint.url,
+        described=_described(endpoint),
+        field="endpoint",
+    )
 
 
 def endpoint_send_test(endpoint: WebhookEndpoint, *, actor: Actor) -> None:

@@ -16,6 +16,7 @@ from apps.audit_pages.presentation import CSV_COLUMNS
 from apps.audit_streams import delivery
 from apps.audit_streams.models import AuditStream, AuditStreamItem
 from apps.audit_streams.services import stream_create
+from apps.deliveries.engine import RetrySchedule
 from tests.conftest import run_tasks
 from tests.factories import owner_of
 from tests.webhooks.receiver import receiver
@@ -30,7 +31,7 @@ def owner():
 
 @pytest.fixture
 def fast_retries(monkeypatch):
-    monkeypatch.setattr(delivery, "RETRY_AFTER", [timedelta(seconds=0.2)])
+    monkeypatch.setattr(delivery, "RETRIES", RetrySchedule([timedelta(seconds=0.2)], True))
 
 
 def record(owner, action: str, subject: str) -> AuditEvent:

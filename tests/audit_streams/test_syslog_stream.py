@@ -15,6 +15,7 @@ from apps.audit.services import Actor, audit_record
 from apps.audit_streams import delivery
 from apps.audit_streams.models import AuditStream, AuditStreamItem
 from apps.audit_streams.services import stream_create
+from apps.deliveries.engine import RetrySchedule
 from tests.conftest import run_tasks
 from tests.factories import owner_of
 
@@ -72,7 +73,9 @@ def record(owner, n: int):
 
 
 def test_events_reach_rsyslog_over_tls_once_in_order_through_30_seconds_down(tmp_path, monkeypatch):
-    monkeypatch.setattr(delivery, "RETRY_AFTER", [timedelta(seconds=1), timedelta(seconds=3)])
+    monkeypatch.setattr(
+        delivery, "RETRIES", RetrySchedule([timedelta(seconds=1), timedelta(seconds=3)], True)
+    )
     owner = owner_of(email="owner@example.com")
     workspace = owner.memberships.get().workspace
     with rsyslog(tmp_path / "rsyslog", free_port(18210)) as server:

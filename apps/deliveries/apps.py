@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class DeliveriesConfig(AppConfig):
+    name = "apps.deliveries"
+    label = "deliveries"
