@@ -28,10 +28,11 @@ from apps.api_keys.auth import api_key_from_request, rate_limit_headers
 from apps.api_keys.models import ApiKey
 from apps.metering.facts import request_facts
 
-from . import runtime
+from . import runtime, single_exchange
 from .checks import jsonrpc_error_answer, jsonrpc_message, origin_allowed, single_exchange_version
-from .runtime import Answer, NeedsTransport
+from .runtime import Answer
 from .scopes import scope_challenge, with_resource_metadata
+from .single_exchange import NeedsTransport
 from .toolbox import ToolBox
 
 # The methods a client may send (the MCP specification's, 2025-11-25): the request log and the
@@ -109,7 +110,7 @@ def _sdk_answer(
     version = single_exchange_version(request, message)
     if version is not None:
         try:
-            return runtime.mcp_answer_one(
+            return single_exchange.mcp_answer_one(
                 toolbox.server, key, facts.client_ip, message, version, dict(request.headers), facts
             )
         except NeedsTransport:

@@ -569,12 +569,12 @@ def test_the_single_exchange_path_answers_exactly_as_the_sdks_transport(
     """Plain calls skip the transport's streams and tasks (apps/mcp/runtime.py); what they
     answer must not change by a byte of meaning."""
     import apps.mcp.door as door
-    import apps.mcp.runtime as runtime
+    import apps.mcp.single_exchange as single_exchange
 
     secret = make_key(scopes=["products:read", "products:write"]).secret
     taken = []
-    one = runtime.mcp_answer_one
-    monkeypatch.setattr(runtime, "mcp_answer_one", lambda *a: taken.append(1) or one(*a))
+    one = single_exchange.mcp_answer_one
+    monkeypatch.setattr(single_exchange, "mcp_answer_one", lambda *a: taken.append(1) or one(*a))
     fast = raw_post(live_server, secret, message)
     assert taken  # the single-exchange kernel was asked
     monkeypatch.setattr(door, "single_exchange_version", lambda request, body: None)
