@@ -10,7 +10,7 @@ from django.conf import settings
 from django.core.cache import cache, caches
 from django.test import override_settings
 
-from apps.api.middleware import refusal_lines
+from apps.api.refusal_log import refusal_lines
 from apps.api_keys.auth import blocked_addresses
 from apps.metering.limits import rate_limit_reset
 from apps.metering.requests import metering_reset as usage_reset

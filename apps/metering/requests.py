@@ -25,7 +25,7 @@ from apps.common.spans import span_attributes
 
 from .buffer import Gathered, add, buffer_reset, request_done
 from .facts import RequestFacts, request_facts
-from .limits import NOTHING, LimiterNote, rate_limit_take
+from .limits import rate_limit_take
 from .networks import networks_reset, note_network
 from .pending import (
     noted_key,
@@ -49,6 +49,7 @@ from .records import (
     log_item,
     outcome_of,
 )
+from .redis_call import NOTHING, LimiterNote
 from .refusals import refusal_count
 from .standing import RateLimitState
 

@@ -16,7 +16,6 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 from django_tasks import TaskContext, task
-from standardwebhooks.webhooks import Webhook
 
 from apps.common.dates import moment_text
 from apps.common.metrics import delivery_observed
@@ -26,7 +25,7 @@ from apps.jobs.batching import after_task
 from .audit_actions import WEBHOOK_DISABLED
 from .destinations import delivery_client, time_limit
 from .models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
-from .secrets import unseal
+from .secrets import signature_headers
 
 logger = logging.getLogger("apps.webhooks")
 
@@ -44,24 +43,6 @@ RETRIES = RetrySchedule(
 DISABLE_AFTER = timedelta(days=5)
 LOCK_FOR = timedelta(seconds=60)  # longer than an attempt can take (WEBHOOK_TIMEOUT_SECONDS)
 BODY_KEPT = 2048
-
-
-def signature_headers(
-    endpoint: WebhookEndpoint, message_id: str, body: str, at: datetime
-) -> dict[str, str]:
-    """The three Standard Webhooks headers; while a secret rolls, signed by both secrets."""
-    secrets = [unseal(endpoint.secret_encrypted)]
-    if endpoint.previous_secret_encrypted and (
-        endpoint.previous_secret_expires_at and endpoint.previous_secret_expires_at > at
-    ):
-        secrets.append(unseal(endpoint.previous_secret_encrypted))
-    signatures = [Webhook(s).sign(message_id, at, body) for s in secrets]
-    return {
-        "webhook-id": message_id,
-        "webhook-timestamp": str(int(at.timestamp())),
-        "webhook-signature": " ".join(signatures),
-        "content-type": "application/json",
-    }
 
 
 def _claim(message_id: str, now: datetime, manual: bool) -> WebhookDelivery | None:

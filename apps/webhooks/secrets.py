@@ -1,13 +1,18 @@
 """Webhook signing secrets: `whsec_` and 32 random bytes in base64, as Standard Webhooks has
-them; kept encrypted with a key derived from SECRET_KEY (they must be read to sign)."""
+them; kept encrypted with a key derived from SECRET_KEY (they must be read to sign); and the
+signatures a delivery carries, made with them."""
 
 import base64
 import secrets
+from datetime import datetime
 
 from cryptography.fernet import Fernet, MultiFernet
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from django.conf import settings
+from standardwebhooks.webhooks import Webhook
+
+from .models import WebhookEndpoint
 
 PREFIX = "whsec_"
 
@@ -36,3 +41,21 @@ def seal(secret: str) -> str:
 
 def unseal(sealed: str) -> str:
     return _fernet().decrypt(sealed.encode()).decode()
+
+
+def signature_headers(
+    endpoint: WebhookEndpoint, message_id: str, body: str, at: datetime
+) -> dict[str, str]:
+    """The three Standard Webhooks headers; while a secret rolls, signed by both secrets."""
+    secrets = [unseal(endpoint.secret_encrypted)]
+    if endpoint.previous_secret_encrypted and (
+        endpoint.previous_secret_expires_at and endpoint.previous_secret_expires_at > at
+    ):
+        secrets.append(unseal(endpoint.previous_secret_encrypted))
+    signatures = [Webhook(s).sign(message_id, at, body) for s in secrets]
+    return {
+        "webhook-id": message_id,
+        "webhook-timestamp": str(int(at.timestamp())),
+        "webhook-signature": " ".join(signatures),
+        "content-type": "application/json",
+    }

@@ -224,7 +224,7 @@ def test_a_blocked_addresses_bad_credentials_are_refused_by_every_app_server_thr
 
 
 def test_refusals_are_logged_once_a_minute_per_address_and_reason(client, caplog, monkeypatch):
-    from apps.api.middleware import refusal_lines
+    from apps.api.refusal_log import refusal_lines
 
     now = [1000.0]
     monkeypatch.setattr(refusal_lines, "clock", lambda: now[0])
