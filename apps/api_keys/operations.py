@@ -40,13 +40,8 @@ from .models import ApiKey
 from .narrowing import api_key_narrow, wider_than_key
 from .policy import clean_scopes
 from .restrictions import clean_restriction_changes
-from .services import (
-    KEY_MANAGER_ROLES,
-    api_key_create,
-    api_key_revoke,
-    api_key_roll,
-    owner_of_service_key,
-)
+from .rolling import api_key_roll, owner_of_service_key
+from .services import KEY_MANAGER_ROLES, api_key_create, api_key_revoke
 from .states import holder_condition, idle_condition
 
 

@@ -15,12 +15,8 @@ from apps.api_keys.choosable import chosen_names
 from apps.api_keys.models import ApiKey, ApiKeyState
 from apps.api_keys.narrowing import api_key_narrow
 from apps.api_keys.restrictions import NOUNS
-from apps.api_keys.services import (
-    ROLL_GRACE_PERIODS,
-    api_key_revoke,
-    api_key_roll,
-    api_key_update_details,
-)
+from apps.api_keys.rolling import ROLL_GRACE_PERIODS, api_key_roll
+from apps.api_keys.services import api_key_revoke, api_key_update_details
 from apps.approvals.services import approval_decider_problem
 from apps.audit.models import AuditEvent
 from apps.audit.services import request_actor

@@ -13,7 +13,8 @@ from apps.api_keys import tokens
 from apps.api_keys.models import ApiKey
 from apps.api_keys.policy import MCP_LIFETIME, key_holder_problem
 from apps.api_keys.restrictions import Restrictions
-from apps.api_keys.services import api_key_create, api_key_reissue, api_key_revoke
+from apps.api_keys.rolling import api_key_reissue
+from apps.api_keys.services import api_key_create, api_key_revoke
 from apps.audit.services import Actor, audit_record
 from apps.common.validation import InvalidInput
 from apps.workspaces.models import Workspace

@@ -188,7 +188,7 @@ def test_revokeapikey_revokes_the_leaked_key(client):
 def test_revokeapikey_with_the_old_secret_of_a_rolling_key_revokes_the_key(client):
     from datetime import timedelta
 
-    from apps.api_keys.services import api_key_roll
+    from apps.api_keys.rolling import api_key_roll
     from apps.audit.services import Actor
 
     created = make_key()

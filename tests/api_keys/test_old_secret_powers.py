@@ -7,7 +7,7 @@ import pytest
 
 from apps.api.scopes import EVERY_SCOPE
 from apps.api_keys.models import ApiKey
-from apps.api_keys.services import api_key_roll
+from apps.api_keys.rolling import api_key_roll
 from apps.audit.services import Actor
 from apps.service_accounts.handover import key_hand_over
 from apps.service_accounts.services import service_account_create

@@ -7,7 +7,8 @@ import time_machine
 from django.utils import timezone
 
 from apps.api_keys.models import ApiKey
-from apps.api_keys.services import api_key_revoke, api_key_roll
+from apps.api_keys.rolling import api_key_roll
+from apps.api_keys.services import api_key_revoke
 from apps.audit.models import AuditEvent
 from apps.audit.services import Actor
 from apps.common.validation import InvalidInput

@@ -147,6 +147,19 @@ def test_no_file_of_apps_config_or_cli_reaches_300_lines():
         if "migrations" not in path.parts and (lines := len(path.read_text().splitlines())) >= 300
     }
     assert not long, long
+    near = {name: lines for name, lines in _line_counts().items() if lines > 285}
+    # A file near the ceiling is a file with two stories, kept under it by trimming (issue 50):
+    # a few may sit there, no more.
+    assert len(near) <= 3, near
+
+
+def _line_counts() -> dict[str, int]:
+    return {
+        str(path.relative_to(ROOT)): len(path.read_text().splitlines())
+        for folder in ("apps", "config", "cli")
+        for path in (ROOT / folder).rglob("*.py")
+        if "migrations" not in path.parts
+    }
 
 
 def test_the_keys_core_stays_under_3000_lines():

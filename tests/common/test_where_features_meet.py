@@ -46,7 +46,7 @@ from hypothesis.stateful import (
 from apps.api.scopes import EVERY_SCOPE
 from apps.api_keys.models import ApiKey
 from apps.api_keys.narrowing import api_key_narrow
-from apps.api_keys.services import api_key_roll
+from apps.api_keys.rolling import api_key_roll
 from apps.api_keys.verification import KeyRejected, api_key_authenticate
 from apps.approvals.services import Decision, api_key_decide
 from apps.audit.models import AuditEvent

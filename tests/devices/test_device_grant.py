@@ -364,7 +364,7 @@ def test_fifty_concurrent_polls_after_approval_mint_exactly_one_key():
 
 
 def test_oauth_revoke_with_the_old_secret_of_a_rolling_key_revokes_the_key(client):
-    from apps.api_keys.services import api_key_roll
+    from apps.api_keys.rolling import api_key_roll
     from tests.factories import make_key
 
     created = make_key()

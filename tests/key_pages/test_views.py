@@ -332,7 +332,7 @@ def test_an_admin_cannot_roll_a_teammates_key_and_receive_its_secret(client, hol
 def test_the_roll_service_refuses_anyone_but_the_holder():
     from django.core.exceptions import PermissionDenied
 
-    from apps.api_keys.services import api_key_roll
+    from apps.api_keys.rolling import api_key_roll
 
     workspace = WorkspaceFactory()
     owners_key = make_key(user=owner_of(workspace), workspace=workspace)

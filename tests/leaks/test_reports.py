@@ -172,7 +172,7 @@ def test_a_leak_of_either_secret_of_a_rolling_key_revokes_it_and_ends_the_grace(
 ):
     from datetime import timedelta
 
-    from apps.api_keys.services import api_key_roll
+    from apps.api_keys.rolling import api_key_roll
     from apps.audit.services import Actor
 
     created = make_key(name="Zapier")
@@ -195,7 +195,7 @@ def test_a_secret_whose_grace_has_ended_is_a_false_positive_and_revokes_nothing(
     import time_machine
     from django.utils import timezone
 
-    from apps.api_keys.services import api_key_roll
+    from apps.api_keys.rolling import api_key_roll
     from apps.audit.services import Actor
 
     created = make_key()
