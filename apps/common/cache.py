@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from django.core.cache.backends.locmem import LocMemCache
-from django.core.cache.backends.redis import RedisCache
+from django.core.cache.backends.redis import RedisCache, RedisCacheClient
 
 logger = logging.getLogger("apps.common")
 
@@ -76,11 +76,30 @@ def _degradable(name: str) -> Callable[..., Any]:
     return method
 
 
+class _OneClientAPool(RedisCacheClient):
+    """Django's client wraps its connection pool in a new redis.Redis for every operation,
+    which cost about 0.3 ms a request (redis-py's client __init__ is heavy; issue 50's profile
+    of the hot path). A redis.Redis is safe to share, so each pool gets one, kept."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._clients: dict[int, Any] = {}
+
+    def get_client(self, key: Any = None, *, write: bool = False) -> Any:
+        index = self._get_connection_pool_index(write)
+        client = self._clients.get(index)
+        if client is None:
+            pool = self._get_connection_pool(write)
+            client = self._clients[index] = self._client(connection_pool=pool)
+        return client
+
+
 class FailOpenRedisCache(RedisCache):
     """RedisCache that falls back to a per-process memory cache while Redis is unreachable."""
 
     def __init__(self, server: str, params: dict[str, Any]) -> None:
         super().__init__(server, params)
+        self._class = _OneClientAPool
         import redis
 
         self._redis_errors = (redis.exceptions.RedisError, OSError)
