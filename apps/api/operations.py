@@ -222,18 +222,26 @@ def body_fields(body: Any, schema: JsonSchema) -> dict[str, Any]:
     """A body holding exactly the fields of `schema`: all the required ones and nothing else.
 
     Types and values are left to the service's validators; this only checks the shape, naming
-    the first unknown or missing field.
+    every unknown field, or else every missing one, in one sentence.
     """
     if not isinstance(body, dict):
         raise InvalidInput("body", "The request body must be a JSON object.")
     known = schema["properties"]
     unknown = [name for name in body if name not in known]
     if unknown:
-        raise InvalidInput(unknown[0], f"{unknown[0]} is not a known field.")
+        fields = _listed(unknown)
+        verb = "is not a known field" if len(unknown) == 1 else "are not known fields"
+        raise InvalidInput(unknown[0], f"{fields} {verb}.")
     missing = [name for name in schema.get("required", ()) if name not in body]
     if missing:
-        raise InvalidInput(missing[0], f"{missing[0]} is required.")
+        verb = "is" if len(missing) == 1 else "are"
+        raise InvalidInput(missing[0], f"{_listed(missing)} {verb} required.")
     return body
+
+
+def _listed(names: list[str]) -> str:
+    """`a`, `a and b`, `a, b and c`."""
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def object_schema(properties: dict[str, JsonSchema], *, required: bool = True) -> JsonSchema:

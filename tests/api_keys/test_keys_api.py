@@ -223,3 +223,14 @@ def test_delete_key_revokes_it_for_the_next_request(live_server, owner, manager)
     assert call(live_server, target.secret, "GET", "/workspace").json()["error"] == "revoked-key"
     event = AuditEvent.objects.get(action="key.revoked", key=target.key)
     assert event.actor_key_id == manager.key.pk
+
+
+def test_a_create_missing_several_fields_names_them_all_at_once(live_server, manager):
+    """One answer names every missing field, and every unknown one, not the first alone."""
+    missing = call(live_server, manager.secret, "POST", "/keys", {})
+    assert missing.status_code == 400
+    assert missing.json()["message"] == "name and scopes are required."
+    unknown = call(live_server, manager.secret, "POST", "/keys", {"nom": "x", "scope": []})
+    assert unknown.status_code == 400
+    assert unknown.json()["message"] == "nom and scope are not known fields."
+    assert ApiKey.objects.count() == 1  # the manager's own
