@@ -6,6 +6,7 @@ the request's thread runs the operation with no loop running (so Django's ORM ma
 goes on."""
 
 import asyncio
+import json
 import threading
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
@@ -18,7 +19,6 @@ from mcp.server.runner import serve_one
 from mcp.shared.exceptions import MCPError, NoBackChannelError
 from mcp.shared.message import ServerMessageMetadata
 from mcp.shared.transport_context import TransportContext
-from mcp_types import JSONRPCResponse
 from pydantic import ValidationError
 
 from apps.api_keys.models import ApiKey
@@ -135,8 +135,9 @@ def mcp_answer_one(
         if call.ran_in_request_thread:
             raise  # the operation ran: never run it twice through the transport
         raise NeedsTransport from refused
-    reply = JSONRPCResponse(jsonrpc="2.0", id=message["id"], result=result)
-    body = reply.model_dump_json(by_alias=True, exclude_unset=True).encode()
+    # The result is serve_one's wire form already: the envelope around it needs no model.
+    reply = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+    body = json.dumps(reply, ensure_ascii=False, separators=(",", ":")).encode()
     return 200, [(b"content-type", b"application/json")], body
 
 

@@ -7,7 +7,7 @@ database connection and the same services and refusals as the API (apps/api/door
 
 import json
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 import mcp_types as types
 from mcp.server.lowlevel.server import Server
@@ -32,16 +32,19 @@ INSTRUCTIONS = (
 )
 
 
-def _tool_error(
-    reason: str, message: str, facts: RequestFacts | None = None
-) -> types.CallToolResult:
+# A tool's answer is handed to the SDK as the CallToolResult's wire form, a plain dict: the
+# SDK validates and shapes it once on its way out (serialize_server_result), where a model
+# built here would be validated, then dumped, first (a tenth of MCP's cost over the API's).
+ToolAnswer = dict[str, Any]
+
+
+def _tool_error(reason: str, message: str, facts: RequestFacts | None = None) -> ToolAnswer:
     # Text only: structured content would have to match the tool's output schema (the record),
     # and clients that check it, the TypeScript SDK and the Inspector among them, refuse it.
     if facts is not None:  # recorded as the API answers the same refusal
         facts.answered_as = (STATUS_BY_REASON[reason], reason)
-    return types.CallToolResult(
-        content=[types.TextContent(text=f"{reason}: {message}")], is_error=True
-    )
+    text = f"{reason}: {message}"
+    return {"content": [{"type": "text", "text": text}], "isError": True, "resultType": "complete"}
 
 
 class ToolBox:
@@ -62,7 +65,9 @@ class ToolBox:
             instructions=INSTRUCTIONS,
             lifespan=server_lifespan,
             on_list_tools=self._list_tools,
-            on_call_tool=self._call_tool,
+            # The SDK's runner takes a handler's dict as the result's wire form (_dump_result);
+            # its Server's annotation names the model only.
+            on_call_tool=cast(Any, self._call_tool),
         )
         self.server.middleware = []  # the SDK's OpenTelemetry span per message: no exporter here
 
@@ -73,7 +78,7 @@ class ToolBox:
         name: str,
         arguments: dict[str, Any],
         facts: RequestFacts | None = None,
-    ) -> types.CallToolResult:
+    ) -> ToolAnswer:
         """Run one tool for `key`: the same authorization, validation and service as the API.
         The object it creates or acts on goes to the request's `facts`, for the request log."""
         op = self.operations.get(name)
@@ -98,10 +103,13 @@ class ToolBox:
         except REFUSED as error:
             failure = refusal_of(error)
             return _tool_error(failure.reason, failure.message, facts)
-        return types.CallToolResult(
-            content=[types.TextContent(text=json.dumps(record, ensure_ascii=False))],
-            structured_content=record,
-        )
+        text = json.dumps(record, ensure_ascii=False)
+        return {
+            "content": [{"type": "text", "text": text}],
+            "structuredContent": record,
+            "isError": False,
+            "resultType": "complete",
+        }
 
     async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
         """The tools the request's key may call, and for a connected app those it may step up
@@ -116,9 +124,7 @@ class ToolBox:
                 tools.append(step_up_tool(tool, needs))
         return types.ListToolsResult(tools=tools)
 
-    async def _call_tool(
-        self, ctx: Any, params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> ToolAnswer:
         call = current_call.get()
         # In the request's own thread, with no loop running: Django's ORM is synchronous.
         arguments = params.arguments or {}
