@@ -86,11 +86,11 @@ class _OneClientAPool(RedisCacheClient):
         self._clients: dict[int, Any] = {}
 
     def get_client(self, key: Any = None, *, write: bool = False) -> Any:
-        index = self._get_connection_pool_index(write)  # type: ignore[attr-defined]
-        client = self._clients.get(index)
+        # By the pool itself: with replicas, reads pick their pool at random.
+        pool = self._get_connection_pool(write)  # type: ignore[attr-defined]
+        client = self._clients.get(id(pool))
         if client is None:
-            pool = self._get_connection_pool(write)  # type: ignore[attr-defined]
-            client = self._clients[index] = self._client(connection_pool=pool)  # type: ignore[attr-defined]
+            client = self._clients[id(pool)] = self._client(connection_pool=pool)  # type: ignore[attr-defined]
         return client
 
 

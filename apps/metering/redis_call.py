@@ -6,8 +6,6 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from redis.exceptions import NoScriptError
-
 from apps.common.cache import redis_client
 
 from .pending import NOTED_SECONDS, redis_pending_take, redis_unsettled_add
@@ -113,6 +111,10 @@ def _run(client: Any, *keys_and_args: Any) -> Any:
     """The script by its digest (EVALSHA): its 1.8 KB are not sent, nor hashed by Redis, on
     every request. A Redis that does not know it yet (a restart, a flush) refuses the digest
     without running anything, and is sent the script once."""
+    # Imported here: a server without Redis never imports redis-py (nor the OpenTelemetry SDK
+    # its observability module pulls in).
+    from redis.exceptions import NoScriptError
+
     try:
         return client.evalsha(_GCRA_SHA, *keys_and_args)
     except NoScriptError:
