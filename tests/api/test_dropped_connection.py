@@ -203,5 +203,9 @@ def test_a_connection_dropped_in_the_mcp_door_s_key_lookup_is_503_not_500(client
             **auth(secret),
         )
     assert len(ended) == 2
+    if os.environ.get("GATEHOUSE_PGBOUNCER"):
+        # Outside a transaction PgBouncer hands the next statement another server: no drop.
+        assert answer.status_code == 200, answer.content
+        return
     assert answer.status_code == 503, answer.content
     assert answer.json()["error"] == "unavailable" and answer["Retry-After"]
