@@ -48,7 +48,8 @@ def shared_responses() -> dict[str, Any]:
     return {
         "Unauthorized": error_response(
             "No key, or a key that is malformed, unknown, expired or revoked; a key that waits "
-            "for an owner's approval (pending-key) or that an owner denied (denied-key).",
+            "for an owner's approval (pending-key) or that an owner denied (denied-key); a key "
+            "whose holder the workspace's identity provider suspended (suspended-key).",
             [
                 "missing-key",
                 "invalid-key",
@@ -56,6 +57,7 @@ def shared_responses() -> dict[str, Any]:
                 "revoked-key",
                 "pending-key",
                 "denied-key",
+                "suspended-key",
             ],
             {"WWW-Authenticate": www_authenticate},
         ),

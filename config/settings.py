@@ -44,7 +44,7 @@ INSTALLED_APPS = [
         accounts workspaces api_keys key_pages products communities pages usage request_log
         portal audit audit_pages devices oauth invitations team api metering leaks key_expiry
         service_accounts idle_keys key_health mcp demo jobs webhooks audit_streams approvals quotas
-        deliveries
+        deliveries scim
         """.split()
     ),
     "django_tasks",

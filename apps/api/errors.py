@@ -11,6 +11,7 @@ STATUS_BY_REASON = {
     "revoked-key": 401,
     "pending-key": 401,
     "denied-key": 401,
+    "suspended-key": 401,
     "insufficient-scope": 403,
     "insufficient-role": 403,
     "https-required": 403,
@@ -42,6 +43,8 @@ DEFAULT_MESSAGES = {
     "revoked-key": "The API key has been revoked.",
     "pending-key": "The API key waits for a workspace owner's approval; it works once approved.",
     "denied-key": "A workspace owner denied this API key; it will never work.",
+    "suspended-key": "The key's holder is suspended by the workspace's identity provider; the "
+    "key is kept and works again if they are restored.",
     "insufficient-scope": "This key does not hold the scope this operation needs.",
     "insufficient-role": "The key's holder does not have the role this operation needs.",
     "https-required": "This API answers over HTTPS only. The key sent with this request crossed "

@@ -75,8 +75,11 @@ _KEY_PROPERTIES: dict[str, Any] = {
     "lastUsedIp": {"type": ["string", "null"]},
     "state": {
         "type": "string",
-        "enum": ["pending", "denied", "active", "expired", "revoked"],
-        "description": "pending and denied only under the workspace's approval policy.",
+        "enum": ["pending", "denied", "active", "suspended", "expired", "revoked"],
+        "description": (
+            "pending and denied only under the workspace's approval policy; suspended while "
+            "its holder is suspended by the workspace's identity provider."
+        ),
     },
     "approval": _nullable(
         {

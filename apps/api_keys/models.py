@@ -118,6 +118,10 @@ class ApiKey(UseEvidence, models.Model):
         related_name="+",
     )
     denial_reason = models.CharField(max_length=500, blank=True, default="")
+    # Its holder was suspended by the workspace's identity provider (docs/product.md §16): the
+    # key answers `suspended-key` until the holder is restored, which clears this. On the row
+    # the lookup reads, so the check costs no query.
+    suspended_at = models.DateTimeField(null=True, blank=True)
 
     objects = ApiKeyQuerySet.as_manager()
     called_with_previous_secret = False  # never stored: this request presented a rolled secret
@@ -184,6 +188,8 @@ class ApiKey(UseEvidence, models.Model):
             return ApiKeyState.DENIED
         if self.expires_at is not None and now >= self.expires_at:
             return ApiKeyState.EXPIRED
+        if self.suspended_at is not None:
+            return ApiKeyState.SUSPENDED
         if self.approval_requested_at is not None and self.approved_at is None:
             return ApiKeyState.PENDING
         return ApiKeyState.ACTIVE
@@ -194,9 +200,9 @@ class ApiKey(UseEvidence, models.Model):
 
     @property
     def live(self) -> bool:
-        """Whether the key works or waits to work once approved: what can still be revoked,
-        renamed or narrowed."""
-        return self.state in (ApiKeyState.ACTIVE, ApiKeyState.PENDING)
+        """Whether the key works, waits to work once approved, or waits for its holder's
+        restoration: what can still be revoked, renamed or narrowed."""
+        return self.state in (ApiKeyState.ACTIVE, ApiKeyState.PENDING, ApiKeyState.SUSPENDED)
 
     @property
     def restrictions(self) -> Restrictions:

@@ -5,7 +5,6 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.utils import timezone
 
 from apps.audit.services import Actor, audit_record
 from apps.common.dates import moment_text
@@ -13,7 +12,7 @@ from apps.common.validation import InvalidInput
 
 from .audit_actions import KEY_NARROWED
 from .choosable import check_chosen_exist
-from .models import ApiKey, ApiKeyState
+from .models import ApiKey
 from .policy import clean_scopes
 from .restrictions import Restrictions
 
@@ -54,7 +53,7 @@ def api_key_narrow(
         if after != before:
             member_id = locked.user_id if locked.kind == ApiKey.Kind.MEMBER else None
             check_chosen_exist(after, workspace_id=locked.workspace_id, member_id=member_id)
-        if locked.state_at(timezone.now()) not in (ApiKeyState.ACTIVE, ApiKeyState.PENDING):
+        if not locked.live:
             raise InvalidInput("key", "Only an active or waiting key can be narrowed.")
         changes: list[dict[str, Any]] = []
         if set(kept) != set(locked.scopes):

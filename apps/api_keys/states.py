@@ -1,4 +1,4 @@
-"""A key's states (docs/product.md §2, §10), derived from its times and never stored: the
+"""A key's states (docs/product.md §2, §10, §16), derived from its times and never stored: the
 names, and the conditions that find the keys in each (ApiKeyQuerySet in models.py applies them)."""
 
 from datetime import datetime, timedelta
@@ -13,6 +13,8 @@ class ApiKeyState(models.TextChoices):
     PENDING = "pending", "Waiting for approval"
     DENIED = "denied", "Denied"
     ACTIVE = "active", "Active"
+    # Its holder is suspended by the workspace's identity provider (docs/product.md §16).
+    SUSPENDED = "suspended", "Suspended (identity provider)"
     EXPIRED = "expired", "Expired"
     REVOKED = "revoked", "Revoked"
 
@@ -36,10 +38,13 @@ def state_condition(state: str, now: datetime) -> Q:
     live = Q(revoked_at__isnull=True, denied_at__isnull=True)
     if state == ApiKeyState.EXPIRED:
         return live & Q(expires_at__lte=now)
+    if state == ApiKeyState.SUSPENDED:
+        return current_condition(now) & Q(suspended_at__isnull=False)
+    unsuspended = current_condition(now) & Q(suspended_at__isnull=True)
     if state == ApiKeyState.PENDING:
-        return current_condition(now) & WAITING
+        return unsuspended & WAITING
     if state == ApiKeyState.ACTIVE:
-        return current_condition(now) & ~WAITING
+        return unsuspended & ~WAITING
     raise ValueError(f"Unknown key state {state!r}.")
 
 

@@ -54,6 +54,25 @@ def generate_refresh_token() -> str:
     return _random_secret(REFRESH_PREFIX)
 
 
+# A SCIM token (docs/product.md §16): the identity provider's credential for /scim/v2/ only.
+# Its own prefix, so no key lookup ever takes it for a key, nor SCIM a key for a token.
+SCIM_PREFIX = "gst"
+_SCIM_SHAPE = re.compile(rf"gst_[0-9A-Za-z]{{{RANDOM_LENGTH + CHECKSUM_LENGTH}}}")
+
+
+def generate_scim_token() -> str:
+    """A new SCIM token's secret."""
+    return _random_secret(SCIM_PREFIX)
+
+
+def is_scim_token(secret: str) -> bool:
+    """Whether `secret` is shaped as a SCIM token with a valid checksum (no query needed)."""
+    if _SCIM_SHAPE.fullmatch(secret) is None:
+        return False
+    body, checksum = secret[:-CHECKSUM_LENGTH], secret[-CHECKSUM_LENGTH:]
+    return hmac.compare_digest(_checksum(body), checksum)
+
+
 def kind_of(secret: str) -> str | None:
     """The kind of key a well-formed secret with a valid checksum belongs to, else None."""
     if _SHAPE.fullmatch(secret) is None:

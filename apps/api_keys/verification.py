@@ -38,7 +38,8 @@ def api_key_authenticate(raw: str, *, now: datetime | None = None) -> ApiKey:
 
     Raises KeyRejected("invalid-key") for a malformed, mis-checksummed or unknown secret (the
     first two without touching the database), "revoked-key", "denied-key" or "expired-key" for
-    a dead key, "pending-key" for one still waiting for an owner's approval.
+    a dead key, "suspended-key" for one whose holder the identity provider suspended,
+    "pending-key" for one still waiting for an owner's approval.
     """
     if tokens.kind_of(raw) is None:
         raise KeyRejected("invalid-key")
@@ -62,6 +63,8 @@ def api_key_authenticate(raw: str, *, now: datetime | None = None) -> ApiKey:
         raise KeyRejected("denied-key", key.pk)
     if key.expires_at is not None and (now or timezone.now()) >= key.expires_at:
         raise KeyRejected("expired-key", key.pk)
+    if key.suspended_at is not None:
+        raise KeyRejected("suspended-key", key.pk)
     if key.approval_requested_at is not None and key.approved_at is None:
         raise KeyRejected("pending-key", key.pk)
     if not key.user.is_active:

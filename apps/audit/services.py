@@ -19,6 +19,10 @@ if TYPE_CHECKING:
     from apps.workspaces.models import Workspace
 
 
+# How an identity provider's changes are labelled in the log, and known again by readers.
+IDENTITY_PROVIDER = "identity provider"
+
+
 @dataclass(frozen=True)
 class Actor:
     """Who did something: a signed-in user, an API key, or an operator at the command line."""
@@ -28,6 +32,8 @@ class Actor:
     ip: str | None = None
     operator: str = ""
     stranger: bool = False  # someone not signed in: a failed sign-in's, known by address only
+    # The workspace's identity provider, through a SCIM token (its name) (docs/product.md §16).
+    identity_provider: str = ""
 
     @classmethod
     def of_user(cls, user: "User", ip: str | None = None) -> "Actor":
@@ -45,6 +51,10 @@ class Actor:
     def of_stranger(cls, ip: str | None) -> "Actor":
         return cls(ip=ip, stranger=True)
 
+    @classmethod
+    def of_identity_provider(cls, token_name: str, ip: str | None = None) -> "Actor":
+        return cls(identity_provider=token_name, ip=ip)
+
     @property
     def label(self) -> str:
         if self.key is not None:
@@ -60,6 +70,8 @@ class Actor:
             return self.user.email
         if self.stranger:
             return "someone not signed in"
+        if self.identity_provider:
+            return f"{IDENTITY_PROVIDER} (SCIM token {self.identity_provider})"
         return f"operator ({self.operator})" if self.operator else "operator"
 
 

@@ -21,6 +21,7 @@ STATE_LABELS = {
     DEFAULT_STATE: "Active and waiting",
     ApiKeyState.ACTIVE: "Active",
     ApiKeyState.PENDING: "Waiting for approval",
+    ApiKeyState.SUSPENDED: "Suspended (identity provider)",
     ApiKeyState.DENIED: "Denied",
     ApiKeyState.EXPIRED: "Expired",
     ApiKeyState.REVOKED: "Revoked",

@@ -15,6 +15,7 @@ REASONS = (
     "revoked-key",
     "pending-key",
     "denied-key",
+    "suspended-key",
     "invalid-key",
     "insufficient-scope",
     "insufficient-role",

@@ -125,7 +125,9 @@ def finish(request: HttpRequest, status: int, error: str) -> None:
 
 
 # The refusals that say what a presented credential was (apps/api/errors.py).
-_KEY_REFUSED = frozenset({"expired-key", "revoked-key", "pending-key", "denied-key"})
+_KEY_REFUSED = frozenset(
+    {"expired-key", "revoked-key", "pending-key", "denied-key", "suspended-key"}
+)
 
 
 def _observe(facts: RequestFacts, status: int, error: str) -> None:

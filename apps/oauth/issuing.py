@@ -17,7 +17,7 @@ from apps.api_keys.rolling import api_key_reissue
 from apps.api_keys.services import api_key_create, api_key_revoke
 from apps.audit.services import Actor, audit_record
 from apps.common.validation import InvalidInput
-from apps.workspaces.models import Workspace
+from apps.workspaces.models import Membership, Workspace
 
 from .audit_actions import OAUTH_AUTHORIZED, OAUTH_REFRESH_REUSED, OAUTH_REFRESHED, OAUTH_REVOKED
 from .models import AuthorizationCode, OAuthClient, OAuthGrant, RefreshToken
@@ -186,6 +186,15 @@ def grant_refresh(token: RefreshToken, *, ip: str | None) -> IssuedTokens:
     app a new refresh token. Two concurrent uses of one token: the second finds it used and
     revokes the grant, as any reuse does."""
     grant, now = token.grant, timezone.now()
+    # A suspended holder's app is refused and its token kept, unspent: the grant works again
+    # if the identity provider restores them (docs/product.md §16).
+    if Membership.objects.filter(
+        workspace_id=grant.workspace_id, user_id=grant.user_id, suspended_at__isnull=False
+    ).exists():
+        raise GrantRefused(
+            "invalid_grant",
+            f"{grant.workspace.name}'s identity provider has suspended this account there.",
+        )
     with transaction.atomic():
         used = RefreshToken.objects.filter(pk=token.pk, used_at__isnull=True).update(used_at=now)
     if not used:

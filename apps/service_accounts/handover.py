@@ -69,7 +69,9 @@ def key_hand_over(
             .select_related("workspace", "user")
             .get(pk=key.pk)
         )
-        if old.state_at(now) != ApiKeyState.ACTIVE:
+        # A suspended holder's keys are handed over too (docs/product.md §16): the
+        # integration they serve goes on while the person is away.
+        if old.state_at(now) not in (ApiKeyState.ACTIVE, ApiKeyState.SUSPENDED):
             raise InvalidInput(
                 "key", f"Only an active key can be handed over; this one is {old.state_at(now)}."
             )

@@ -2,10 +2,9 @@
 may narrow it may do; raising it, changing its period or removing it needs an owner."""
 
 from django.db import transaction
-from django.utils import timezone
 
 from apps.api.errors import ApiFailure
-from apps.api_keys.models import ApiKey, ApiKeyState
+from apps.api_keys.models import ApiKey
 from apps.audit.services import Actor, audit_record
 from apps.common.quota_periods import Quota
 from apps.common.validation import InvalidInput
@@ -25,7 +24,7 @@ def api_key_set_quota(
     """
     with transaction.atomic():
         locked = ApiKey.objects.select_for_update(of=("self",), no_key=True).get(pk=key.pk)
-        if locked.state_at(timezone.now()) not in (ApiKeyState.ACTIVE, ApiKeyState.PENDING):
+        if not locked.live:
             raise InvalidInput("key", "Only an active or waiting key's quota can change.")
         before = locked.quota
         if locked.quota_shared:

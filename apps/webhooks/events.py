@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 from django.db import transaction
 from django.utils import timezone
 
+from apps.audit.services import IDENTITY_PROVIDER
+
 from .delivery import deliver_event
 from .models import WebhookEndpoint
 
@@ -39,6 +41,8 @@ EVENT_TYPES = {
     "oauth.authorized": "Someone connected an app by OAuth (an MCP client)",
     "oauth.revoked": "A connected app was disconnected",
     "member.removed": "A member was removed",
+    "member.suspended": "A teammate was suspended by the identity provider (their keys pause)",
+    "member.restored": "A suspended teammate was restored (their keys work again)",
     "workspace.updated": "The workspace's settings changed",
 }
 PING = "webhook.ping"
@@ -69,6 +73,8 @@ AUDITED = {
     "oauth.refresh_reused": "oauth.revoked",  # a copied refresh token: the grant is ended
     "community.member_removed": "member.removed",
     "team.member_removed": "member.removed",
+    "member.suspended": "member.suspended",
+    "member.restored": "member.restored",
     "settings.changed": "workspace.updated",
 }
 
@@ -132,7 +138,11 @@ def emit_audited(event: "AuditEvent") -> None:
         "actor": {
             "type": "key"
             if event.actor_key_id
-            else ("user" if event.actor_user_id else "operator"),
+            else "user"
+            if event.actor_user_id
+            else "identity_provider"
+            if event.actor_label.startswith(IDENTITY_PROVIDER)
+            else "operator",
             "label": event.actor_label,
             "ip": event.ip,
         },

@@ -7,6 +7,9 @@ SETTINGS_CHANGED = audit_action("settings.changed", "Settings changed")
 TEAM_MEMBER_ADDED = audit_action("team.member_added", "Teammate added")
 TEAM_ROLE_CHANGED = audit_action("team.role_changed", "Role changed")
 TEAM_MEMBER_REMOVED = audit_action("team.member_removed", "Teammate removed")
+# The workspace's identity provider closed a teammate's access, or opened it again (§16).
+MEMBER_SUSPENDED = audit_action("member.suspended", "Teammate suspended")
+MEMBER_RESTORED = audit_action("member.restored", "Teammate restored")
 # A person's account events, in each of their workspaces (account_audit.py): account.signed_in,
 # account.sign_in_failed, account.password_changed, …, with the security log's words.
 ACCOUNT_ACTIONS = {

@@ -3,7 +3,9 @@ from functools import wraps
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from django.conf import settings
 from django.contrib import messages
+from django.contrib.auth import logout
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
@@ -40,6 +42,25 @@ def _two_factor_missing(request: HttpRequest, membership: Membership) -> HttpRes
     return redirect("mfa_index")
 
 
+def _suspended_everywhere(request: HttpRequest) -> HttpResponse | None:
+    """The sign-in page, signed out, for someone whose every place the identity provider
+    suspended (docs/product.md §16); None for anyone else."""
+    suspended = (
+        Membership.objects.filter(user=request.user, suspended_at__isnull=False)
+        .select_related("workspace")
+        .first()
+    )
+    if suspended is None:
+        return None
+    logout(request)
+    messages.error(
+        request,
+        f"{suspended.workspace.name}'s identity provider has suspended your access. "
+        "Ask one of its owners if this is a mistake.",
+    )
+    return redirect(settings.LOGIN_URL)
+
+
 def _in_workspace(
     request: HttpRequest,
     membership: Membership,
@@ -72,6 +93,8 @@ def workspace_staff_required(
         @wraps(view)
         def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
             membership = current_membership(request)
+            if membership is None and (closed := _suspended_everywhere(request)) is not None:
+                return closed
             if membership is None or membership.role not in STAFF_ROLES:
                 raise PermissionDenied(
                     f"In {membership.workspace.name} you are a community member: your keys "

@@ -29,6 +29,8 @@ def place_problem(
         return "This account is disabled."
     if membership is None:
         return f"This account is not in {workspace.name}."
+    if membership.suspended_at is not None:
+        return f"{workspace.name}'s identity provider has suspended this account there."
     if staff and membership.role not in STAFF_ROLES:
         return f"Only owners and admins of {workspace.name} can hold its workspace keys."
     # A service account has no sign-in, so no second factor to add: its keys are made by owners.

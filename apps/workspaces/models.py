@@ -70,12 +70,38 @@ class Membership(models.Model):
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
     )
+    class Source(models.TextChoices):
+        INVITED = "invited", "Invited"  # the Team page's invitation, or the workspace's maker
+        SCIM = "scim", "SCIM"  # provisioned by the workspace's identity provider
+        SSO = "sso", "SSO"  # linked by a sign-in through the workspace's identity provider
+
     role = models.CharField(max_length=8, choices=Role.choices)
     created_at = models.DateTimeField(auto_now_add=True)
+    source = models.CharField(max_length=8, choices=Source.choices, default=Source.INVITED)
+    # Suspended by the identity provider (SCIM `active: false`, docs/product.md §16): the
+    # workspace is closed to them and their keys in it answer `suspended-key` until restored.
+    suspended_at = models.DateTimeField(null=True, blank=True)
+    # The identity provider's own id of the person (SCIM `externalId`), when it sent one.
+    external_id = models.CharField(max_length=255, blank=True, default="")
+    # What the provider calls them (SCIM `userName`, kept verbatim; empty: their e-mail) and
+    # the rest of its User record as it sent it (name, displayName, emails), returned as sent.
+    scim_user_name = models.CharField(max_length=255, blank=True, default="")
+    scim_profile = models.JSONField(default=dict, blank=True)
+    updated_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["workspace", "user"], name="one_membership_per_user")
+            models.UniqueConstraint(fields=["workspace", "user"], name="one_membership_per_user"),
+            models.UniqueConstraint(
+                fields=["workspace", "external_id"],
+                condition=~models.Q(external_id=""),
+                name="one_membership_per_external_id",
+            ),
+            models.UniqueConstraint(
+                fields=["workspace", "scim_user_name"],
+                condition=~models.Q(scim_user_name=""),
+                name="one_membership_per_scim_user_name",
+            ),
         ]
 
     def __str__(self) -> str:

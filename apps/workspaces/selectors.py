@@ -27,10 +27,11 @@ def workspace_for_operator(raw: str) -> "Workspace":
 
 
 def user_memberships(user: User) -> QuerySet[Membership]:
-    """Every place the user has, staff places first, then the oldest first."""
+    """Every place the user has and may open, staff places first, then the oldest first."""
     return (
         Membership.objects.select_related("workspace")
-        .filter(user=user)
+        # A place the identity provider suspended is closed until restored (§16).
+        .filter(user=user, suspended_at__isnull=True)
         .annotate(
             is_member=Case(
                 When(role=Membership.Role.MEMBER, then=Value(1)),

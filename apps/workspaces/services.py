@@ -3,15 +3,28 @@
 from typing import Any
 
 from django.db import transaction
+from django.utils import timezone
 
 from apps.accounts.models import User
 from apps.audit.services import Actor, audit_record
 from apps.common.validation import InvalidInput
 
-from .audit_actions import SETTINGS_CHANGED, TEAM_MEMBER_REMOVED, TEAM_ROLE_CHANGED
+from .audit_actions import (
+    MEMBER_RESTORED,
+    MEMBER_SUSPENDED,
+    SETTINGS_CHANGED,
+    TEAM_MEMBER_REMOVED,
+    TEAM_ROLE_CHANGED,
+)
 from .models import Membership, Workspace
 from .selectors import STAFF_ROLES
-from .signals import place_removed, revoke_keys_of_removed
+from .signals import (
+    holder_restored,
+    holder_suspended,
+    keys_changed_by,
+    place_removed,
+    revoke_keys_of_removed,
+)
 from .validators import clean_workspace_name
 
 
@@ -48,15 +61,13 @@ def workspace_update(*, workspace: Workspace, changes: dict[str, Any], actor: Ac
 
 
 def _lock_owners(workspace: Workspace) -> int:
-    """Lock the workspace's owner rows and count them, so two concurrent changes can never
-    leave a workspace without an owner."""
-    return len(
-        list(
-            Membership.objects.select_for_update(no_key=True).filter(
-                workspace=workspace, role=Membership.Role.OWNER
-            )
-        )
+    """Lock the workspace's owner rows and count the active ones (not suspended by the
+    identity provider), so two concurrent changes can never leave a workspace without an owner
+    who can open it."""
+    owners = Membership.objects.select_for_update(no_key=True).filter(
+        workspace=workspace, role=Membership.Role.OWNER
     )
+    return sum(1 for owner in owners if owner.suspended_at is None)
 
 
 def team_change_role(*, membership: Membership, role: str, actor: Actor) -> Membership:
@@ -68,7 +79,7 @@ def team_change_role(*, membership: Membership, role: str, actor: Actor) -> Memb
         current = Membership.objects.select_for_update(no_key=True).get(pk=membership.pk)
         if current.role == role:
             return current
-        if current.role == Membership.Role.OWNER and owners <= 1:
+        if current.role == Membership.Role.OWNER and current.suspended_at is None and owners <= 1:
             raise InvalidInput("role", "A workspace needs an owner: make someone else owner first.")
         before = current.role
         current.role = role
@@ -88,7 +99,7 @@ def team_remove(*, membership: Membership, actor: Actor) -> None:
     with transaction.atomic():
         owners = _lock_owners(membership.workspace)
         current = Membership.objects.select_for_update(no_key=True).get(pk=membership.pk)
-        if current.role == Membership.Role.OWNER and owners <= 1:
+        if current.role == Membership.Role.OWNER and current.suspended_at is None and owners <= 1:
             raise InvalidInput("email", "The last owner cannot be removed.")
         revoke_keys_of_removed(
             workspace=current.workspace, user=current.user, actor=actor, member_keys_only=False
@@ -104,3 +115,68 @@ def team_remove(*, membership: Membership, actor: Actor) -> None:
         place_removed.send(
             sender=Membership, workspace=current.workspace, user=current.user, actor=actor
         )
+
+
+LAST_OWNER_STAYS = (
+    "{email} is the last active owner of {workspace}: a workspace needs an owner who can open "
+    "it. Make someone else an owner first."
+)
+
+
+def team_suspend(*, membership: Membership, actor: Actor) -> tuple[Membership, int]:
+    """Suspend a teammate at the identity provider's word (docs/product.md §16): the workspace
+    closes to them and every live key of theirs in it answers `suspended-key`; nothing is
+    deleted. Never the last active owner (InvalidInput). Returns the membership and how many
+    keys were suspended; suspending someone already suspended changes nothing."""
+    with transaction.atomic():
+        owners = _lock_owners(membership.workspace)
+        current = Membership.objects.select_for_update(no_key=True).get(pk=membership.pk)
+        if current.suspended_at is not None:
+            return current, 0
+        if current.role == Membership.Role.OWNER and owners <= 1:
+            raise InvalidInput(
+                "active",
+                LAST_OWNER_STAYS.format(email=current.user.email, workspace=current.workspace),
+            )
+        current.suspended_at = current.updated_at = timezone.now()
+        current.save(update_fields=["suspended_at", "updated_at"])
+        keys = keys_changed_by(
+            holder_suspended, workspace=current.workspace, user=current.user, at=current.suspended_at
+        )
+        audit_record(
+            workspace=current.workspace,
+            action=MEMBER_SUSPENDED,
+            actor=actor,
+            subject=current.user.email,
+            data={"email": current.user.email, "role": current.role, "keysSuspended": keys},
+        )
+    return current, keys
+
+
+def team_restore(*, membership: Membership, actor: Actor) -> tuple[Membership, int]:
+    """Restore a suspended teammate: the workspace opens to them again and the keys that were
+    suspended work again, unless revoked or expired in between. Returns the membership and
+    how many keys came back; restoring someone not suspended changes nothing."""
+    with transaction.atomic():
+        current = Membership.objects.select_for_update(no_key=True).get(pk=membership.pk)
+        if current.suspended_at is None:
+            return current, 0
+        suspended_at, current.suspended_at = current.suspended_at, None
+        current.updated_at = timezone.now()
+        current.save(update_fields=["suspended_at", "updated_at"])
+        keys = keys_changed_by(
+            holder_restored, workspace=current.workspace, user=current.user, at=timezone.now()
+        )
+        audit_record(
+            workspace=current.workspace,
+            action=MEMBER_RESTORED,
+            actor=actor,
+            subject=current.user.email,
+            data={
+                "email": current.user.email,
+                "role": current.role,
+                "suspendedAt": suspended_at.isoformat(),
+                "keysRestored": keys,
+            },
+        )
+    return current, keys

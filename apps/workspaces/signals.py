@@ -16,6 +16,17 @@ place_removed = Signal()
 # how many keys it revoked.
 holder_removed = Signal()
 
+# A person's keys in a workspace must pause (`holder_suspended`: the identity provider
+# suspended them there) or go on (`holder_restored`). Sent inside the change's transaction with
+# `workspace`, `user` and `at`; each receiver answers how many keys it changed.
+holder_suspended = Signal()
+holder_restored = Signal()
+
+
+def keys_changed_by(signal: Signal, **facts: Any) -> int:
+    """Send `signal` and add up how many keys the receivers changed."""
+    return sum(int(count or 0) for _, count in signal.send(sender=None, **facts))
+
 
 def revoke_keys_of_removed(**facts: Any) -> int:
     """Send `holder_removed` and add up how many keys the receivers revoked."""
