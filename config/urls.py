@@ -20,6 +20,7 @@ admin.site.login = secure_admin_login(admin.site.login)  # type: ignore[method-a
 urlpatterns = [
     path("api/", include("config.api")),
     path("mcp", mcp_endpoint, name="mcp"),
+    path("scim/v2/", include("apps.scim.urls")),
     path("", include("apps.devices.urls")),
     path("oauth/openapi.json", oauth_openapi, name="oauth_openapi"),
     path("", include("apps.oauth.urls")),
@@ -39,6 +40,7 @@ urlpatterns = [
     path("settings/team/", include("apps.team.urls")),
     path("settings/webhooks/", include("apps.webhooks.urls")),
     path("settings/audit-streaming/", include("apps.audit_streams.urls")),
+    path("settings/identity-provider/", include("apps.scim.page_urls")),
     path("settings/", include("apps.workspaces.urls")),
     path("audit/", include("apps.audit_pages.urls")),
     path("usage/", include("apps.usage.urls")),

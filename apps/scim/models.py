@@ -39,9 +39,7 @@ class ScimRequest(models.Model):
     """One request the identity provider made, with its outcome: the last ones are shown to
     owners beside the tokens, so a provider's failing push is seen where it is set up."""
 
-    workspace = models.ForeignKey(
-        Workspace, on_delete=models.CASCADE, related_name="scim_requests"
-    )
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="scim_requests")
     token = models.ForeignKey(ScimToken, on_delete=models.SET_NULL, null=True, related_name="+")
     at = models.DateTimeField(default=timezone.now)
     method = models.CharField(max_length=8)
@@ -52,3 +50,6 @@ class ScimRequest(models.Model):
     class Meta:
         ordering = ["-at", "-id"]
         indexes = [models.Index(fields=["workspace", "-at"], name="scim_request_ws_at")]
+
+    def __str__(self) -> str:
+        return f"{self.method} {self.path} → {self.status}"

@@ -46,7 +46,7 @@ def _suspended_everywhere(request: HttpRequest) -> HttpResponse | None:
     """The sign-in page, signed out, for someone whose every place the identity provider
     suspended (docs/product.md §16); None for anyone else."""
     suspended = (
-        Membership.objects.filter(user=request.user, suspended_at__isnull=False)
+        Membership.objects.filter(user_id=request.user.pk or 0, suspended_at__isnull=False)
         .select_related("workspace")
         .first()
     )

@@ -70,6 +70,7 @@ class Membership(models.Model):
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
     )
+
     class Source(models.TextChoices):
         INVITED = "invited", "Invited"  # the Team page's invitation, or the workspace's maker
         SCIM = "scim", "SCIM"  # provisioned by the workspace's identity provider

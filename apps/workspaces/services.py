@@ -141,7 +141,10 @@ def team_suspend(*, membership: Membership, actor: Actor) -> tuple[Membership, i
         current.suspended_at = current.updated_at = timezone.now()
         current.save(update_fields=["suspended_at", "updated_at"])
         keys = keys_changed_by(
-            holder_suspended, workspace=current.workspace, user=current.user, at=current.suspended_at
+            holder_suspended,
+            workspace=current.workspace,
+            user=current.user,
+            at=current.suspended_at,
         )
         audit_record(
             workspace=current.workspace,

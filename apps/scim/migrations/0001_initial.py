@@ -11,7 +11,7 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ('workspaces', '0008_membership_external_id_membership_scim_profile_and_more'),
+        ('workspaces', '0008_identity_provider'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
