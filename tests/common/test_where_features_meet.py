@@ -2,11 +2,13 @@
 made through the API and the services, rolled and handed over with and without grace, called
 with their old secrets, narrowed, revoked (the API, `revokeapikey`), waiting for approval and
 decided; service accounts made and deleted; audit streams added and removed; the idle policy
-and its sweep; the clock moved by time-machine. After every step the product's promises are
+and its sweep; people suspended and restored by the identity provider through SCIM, in Okta's
+and Entra's shapes; the clock moved by time-machine. After every step the product's promises are
 checked against a model written from docs/product.md, not from the code:
 
-- a key that authenticates has a holder on the team now, is not revoked, waiting or denied,
-  and an old secret only within its grace and as the key it belongs to (B2, §2, §12);
+- a key that authenticates has a holder on the team now and not suspended, is not revoked,
+  waiting or denied, and an old secret only within its grace and as the key it belongs to
+  (B2, §2, §12, §16); a restored holder's keys work again unless revoked or expired meanwhile;
 - every key the model says works does authenticate (the machine is not vacuous);
 - no key made by a key is wider or longer-lived than its maker (checked as it is made);
 - no old secret manages keys (each call with one tries to mint and must get 403);
@@ -63,6 +65,7 @@ from apps.service_accounts.services import (
     service_account_update,
 )
 from apps.workspaces.models import Membership, ServiceAccount
+from apps.scim.tokens import scim_token_create
 from apps.workspaces.services import team_change_role, team_remove
 from tests.factories import MembershipFactory, UserFactory, WorkspaceFactory, make_key
 
@@ -114,6 +117,7 @@ class World:
     # one-off ("never") quotas, so time never refills them.
     quotas: dict[str, list[int]] = field(default_factory=dict)
     shared: dict[int, int] = field(default_factory=dict)  # service account id → its shared N
+    suspended: set[int] = field(default_factory=set)  # user ids the identity provider suspended
 
 
 class WhereFeaturesMeet(RuleBasedStateMachine):
@@ -138,6 +142,9 @@ class WhereFeaturesMeet(RuleBasedStateMachine):
         self.world.team[self.owner.pk] = "owner"
         manager = make_key(user=self.owner, scopes=EVERY_SCOPE, expires_in=None)
         self.manager = self._remember(manager.key, manager.secret)
+        self.scim = scim_token_create(
+            workspace=self.workspace, name="Okta", actor=Actor.of_user(self.owner)
+        ).secret
 
     def _remember(self, key: ApiKey, secret: str, **facts: object) -> Key:
         model = Key(
@@ -167,7 +174,8 @@ class WhereFeaturesMeet(RuleBasedStateMachine):
             else key.account in self.world.accounts
         )
         unexpired = key.expires_at is None or self.now < key.expires_at
-        return on_team and unexpired and not (key.revoked or key.waiting or key.denied)
+        suspended = key.account is None and key.holder in self.world.suspended
+        return on_team and unexpired and not (key.revoked or key.waiting or key.denied or suspended)
 
     def _spent(self, key: Key) -> bool:
         return key.quota is not None and (lambda q: q[1] >= q[0])(self.world.quotas[key.quota])
@@ -228,6 +236,37 @@ class WhereFeaturesMeet(RuleBasedStateMachine):
         membership = Membership.objects.get(workspace=self.workspace, user_id=user_id)
         team_remove(membership=membership, actor=Actor.of_user(self.owner))
         del self.world.team[user_id]
+        self.world.suspended.discard(user_id)
+
+    # The identity provider, through SCIM: Okta suspends, Entra restores (their own shapes).
+
+    def _scim_patch(self, user_id: int, operations: list[dict[str, object]]) -> None:
+        membership = Membership.objects.get(workspace=self.workspace, user_id=user_id)
+        answer = self.http.patch(
+            f"/scim/v2/Users/{membership.pk}",
+            {
+                "schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+                "Operations": operations,
+            },
+            content_type="application/scim+json",
+            HTTP_AUTHORIZATION=f"Bearer {self.scim}",
+        )
+        assert answer.status_code == 200, answer.content
+
+    @precondition(lambda self: set(self.world.team) - {self.owner.pk} - self.world.suspended)
+    @rule(data=st.data())
+    def the_identity_provider_suspends(self, data: st.DataObject) -> None:
+        people = sorted(set(self.world.team) - {self.owner.pk} - self.world.suspended)
+        user_id = data.draw(st.sampled_from(people))
+        self._scim_patch(user_id, [{"op": "replace", "value": {"active": False}}])
+        self.world.suspended.add(user_id)
+
+    @precondition(lambda self: self.world.suspended)
+    @rule(data=st.data())
+    def the_identity_provider_restores(self, data: st.DataObject) -> None:
+        user_id = data.draw(st.sampled_from(sorted(self.world.suspended)))
+        self._scim_patch(user_id, [{"op": "Replace", "path": "active", "value": "True"}])
+        self.world.suspended.discard(user_id)
 
     @precondition(lambda self: len(self.world.team) > 1)
     @rule(data=st.data())
