@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from apps.api_keys import tokens as secrets
 from apps.audit.services import Actor, audit_record
-from apps.common.validation import InvalidInput, clean_text
+from apps.common.validation import clean_text
 from apps.workspaces.models import Workspace
 
 from .audit_actions import SCIM_TOKEN_CREATED, SCIM_TOKEN_REVOKED
@@ -42,8 +42,6 @@ def scim_token_in(workspace: Workspace, token_id: object) -> ScimToken | None:
 def scim_token_create(*, workspace: Workspace, name: object, actor: Actor) -> NewScimToken:
     """Make a token named `name` ("Okta"); its secret is in the answer only."""
     name = clean_text(name, "name", max_length=100)
-    if not name:
-        raise InvalidInput("name", "Name the token after the provider that will use it.")
     secret = secrets.generate_scim_token()
     with transaction.atomic():
         token = ScimToken.objects.create(

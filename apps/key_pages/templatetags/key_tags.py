@@ -45,8 +45,13 @@ def scope_label(scope: str) -> str:
 @register.filter
 def state_label(state: str) -> str:
     """A key's state as its badge says it: a key waiting for approval reads "Waiting", as the
-    Approvals page that lists it does (the API's word stays "pending")."""
-    return "Waiting" if state == "pending" else str(state).capitalize()
+    Approvals page that lists it does (the API's word stays "pending"); a suspended one says
+    who suspended its holder (docs/product.md §16)."""
+    if state == "pending":
+        return "Waiting"
+    if state == "suspended":
+        return "Suspended (identity provider)"
+    return str(state).capitalize()
 
 
 IDLE_SHOWN_AFTER_DAYS = 30
