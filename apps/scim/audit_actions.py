@@ -5,3 +5,4 @@ from apps.audit.actions import audit_action
 
 SCIM_TOKEN_CREATED = audit_action("scim_token.created", "SCIM token created")
 SCIM_TOKEN_REVOKED = audit_action("scim_token.revoked", "SCIM token revoked")
+SCIM_TOKEN_ROLLED = audit_action("scim_token.rolled", "SCIM token rolled")

@@ -15,7 +15,13 @@ from apps.common.validation import InvalidInput
 from apps.workspaces.decorators import WorkspaceRequest, workspace_staff_required
 
 from .models import ScimRequest, ScimToken
-from .tokens import scim_token_create, scim_token_in, scim_token_revoke, scim_tokens_of
+from .tokens import (
+    scim_token_create,
+    scim_token_in,
+    scim_token_revoke,
+    scim_token_roll,
+    scim_tokens_of,
+)
 
 SHOWN_REQUESTS = 20
 
@@ -93,3 +99,22 @@ def token_revoke(request: WorkspaceRequest, token_id: int) -> HttpResponse:
     scim_token_revoke(token=token, actor=request_actor(request))
     messages.success(request, f"SCIM token “{token.name}” ({token.hint}) revoked.")
     return redirect("identity_provider:page")
+
+
+@require_http_methods(["POST"])
+@workspace_staff_required(owner_only=True)
+@recent_authentication_required
+def token_roll(request: WorkspaceRequest, token_id: int) -> HttpResponse:
+    """A new secret for the token, shown once; the old one stops at once."""
+    try:
+        made = scim_token_roll(token=_token(request, token_id), actor=request_actor(request))
+    except InvalidInput as invalid:
+        messages.error(request, invalid.message)
+        return redirect("identity_provider:page")
+    response = render(
+        request,
+        "scim/token_created.html",
+        {"token": made.token, "secret": made.secret, "base_url": scim_base_url(), "rolled": True},
+    )
+    response["Cache-Control"] = "no-store"
+    return response

@@ -10,10 +10,10 @@ from django.utils import timezone
 
 from apps.api_keys import tokens as secrets
 from apps.audit.services import Actor, audit_record
-from apps.common.validation import clean_text
+from apps.common.validation import InvalidInput, clean_text
 from apps.workspaces.models import Workspace
 
-from .audit_actions import SCIM_TOKEN_CREATED, SCIM_TOKEN_REVOKED
+from .audit_actions import SCIM_TOKEN_CREATED, SCIM_TOKEN_REVOKED, SCIM_TOKEN_ROLLED
 from .models import ScimToken
 
 # A token's last use is written at most this often: a provider's sync is many requests.
@@ -54,6 +54,26 @@ def scim_token_create(*, workspace: Workspace, name: object, actor: Actor) -> Ne
         audit_record(
             workspace=workspace,
             action=SCIM_TOKEN_CREATED,
+            actor=actor,
+            subject=f"{token.name} ({token.hint})",
+        )
+    return NewScimToken(token, secret)
+
+
+def scim_token_roll(*, token: ScimToken, actor: Actor) -> NewScimToken:
+    """Give a token a new secret, shown once; the old one stops at once (paste the new one in
+    the provider, which retries what it could not send meanwhile)."""
+    secret = secrets.generate_scim_token()
+    with transaction.atomic():
+        rolled = ScimToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(
+            secret_hash=secrets.hash_secret(secret), hint=secrets.hint_for(secret)
+        )
+        if not rolled:
+            raise InvalidInput("token", "This SCIM token was revoked: make a new one.")
+        token.refresh_from_db(fields=["secret_hash", "hint"])
+        audit_record(
+            workspace=token.workspace,
+            action=SCIM_TOKEN_ROLLED,
             actor=actor,
             subject=f"{token.name} ({token.hint})",
         )

@@ -56,6 +56,11 @@ def test_an_owner_makes_a_token_sees_it_once_and_revokes_it(browser, workspace):
     assert secret.encode() not in browser.get("/settings/identity-provider/").content
     refused = browser.post("/settings/identity-provider/", {"name": "  "})
     assert refused.status_code == 400 and b"name must not be empty" in refused.content
+    rolled = browser.post(f"/settings/identity-provider/scim-tokens/{token.pk}/roll/")
+    new = rolled.content.decode().split('data-testid="new-secret">')[1].split("<")[0]
+    assert new.startswith("gst_") and new != secret
+    assert Client().get("/scim/v2/Users", HTTP_AUTHORIZATION=f"Bearer {secret}").status_code == 401
+    assert Client().get("/scim/v2/Users", HTTP_AUTHORIZATION=f"Bearer {new}").status_code == 200
     browser.post(f"/settings/identity-provider/scim-tokens/{token.pk}/revoke/")
     token.refresh_from_db()
     assert token.revoked_at is not None
