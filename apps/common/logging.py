@@ -17,9 +17,10 @@ from urllib.parse import urlsplit, urlunsplit
 # A key sent in the URL is refused (400), but the request line is logged before any view runs.
 _CREDENTIAL_IN_QUERY = re.compile(r"(?i)\b(access_token|api_key)=[^&\s\"]*")
 # What a Gatehouse secret looks like (apps/api_keys/tokens.py, apps/webhooks/secrets.py): a key
-# (gwk_, gmk_), a refresh token (grt_) or a webhook signing secret (whsec_), whole or in part.
+# (gwk_, gmk_), a refresh token (grt_), a SCIM token (gst_) or a webhook signing secret
+# (whsec_), whole or in part.
 # A key's hint (`gwk_…Ab12`) has no letter after the underscore and stays readable.
-_SECRET = re.compile(r"(gwk|gmk|grt)_[0-9A-Za-z]{4,}|(whsec)_[0-9A-Za-z+/=%]{4,}")
+_SECRET = re.compile(r"(gwk|gmk|grt|gst)_[0-9A-Za-z]{4,}|(whsec)_[0-9A-Za-z+/=%]{4,}")
 
 
 def redact(text: str) -> str:

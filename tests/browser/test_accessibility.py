@@ -8,6 +8,9 @@ import pytest
 
 from apps.audit.services import Actor
 from apps.invitations.services import invitation_create
+from apps.scim.models import ScimRequest
+from apps.scim.tokens import scim_token_create
+from apps.workspaces.services import team_suspend
 from tests.browser.test_dashboard import sign_in
 from tests.browser.test_every_page import owner_pages, seed_oauth, seed_webhooks
 from tests.factories import (
@@ -90,12 +93,24 @@ def test_every_page_passes_axe(axe_page, browser, live_server):
     workspace.save(update_fields=["key_approval"])
     waiting = make_key(user=admin, workspace=workspace, name="Publisher", scopes=["pages:write"])
     pages["key-page-waiting"] = f"/integrations/api/keys/{waiting.key.pk}/"
+    # Someone the identity provider suspended: the Team page's state, the key's badge and card,
+    # and the provider's token and last request on Settings → Identity provider.
+    leaver = UserFactory(email="leaver@acme.test")
+    left = MembershipFactory(workspace=workspace, user=leaver, role="admin")
+    paused = make_key(user=leaver, workspace=workspace, name="Old sync").key
+    token = scim_token_create(workspace=workspace, name="Okta", actor=Actor.of_user(owner)).token
+    team_suspend(membership=left, actor=Actor.of_identity_provider("Okta"))
+    ScimRequest.objects.create(
+        workspace=workspace, token=token, method="PATCH", path=f"/scim/v2/Users/{left.pk}",
+        status=200, outcome="Updated leaver@acme.test: suspended, 1 key paused",
+    )  # fmt: skip
+    pages["key-page-suspended"] = f"/integrations/api/keys/{paused.pk}/"
     for name, path in pages.items():
         page.goto(path)
         found[name] = serious_violations(page)
     # A phone: the header's Menu button opens the navigation and the workspace in it.
     page.set_viewport_size({"width": 390, "height": 844})
-    for name in ("keys", "key-page", "logs", "audit"):
+    for name in ("keys", "key-page", "logs", "audit", "team", "identity-provider"):
         page.goto(pages.get(name, f"/{name}/"))
         page.get_by_role("button", name="Menu").click()
         found[f"phone-{name}"] = serious_violations(page)

@@ -39,6 +39,7 @@ def owner_pages(key_id: int, community_id: int, endpoint_id: int | None = None) 
         "usage": "/usage/",
         "webhooks": "/settings/webhooks/",
         **webhook,
+        "identity-provider": "/settings/identity-provider/",
         "device": "/device",
         "password": "/account/password/change/",
         "two-factor": "/account/2fa/",

@@ -22,7 +22,8 @@ SECRET = "gwk_" + "Q" * 32 + "000000"
 MEMBER = "gmk_" + "R" * 32 + "111111"
 REFRESH = "grt_" + "S" * 32 + "222222"
 SIGNING = "whsec_" + "dGVzdA+/" * 5 + "=="
-EVERY_SECRET = (SECRET, MEMBER, REFRESH, SIGNING)
+SCIM = "gst_" + "T" * 32 + "333333"
+EVERY_SECRET = (SECRET, MEMBER, REFRESH, SIGNING, SCIM)
 REFERER = "http://127.0.0.1/device?user_code=WDJB-MJHT#frag"
 
 
