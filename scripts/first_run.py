@@ -1,5 +1,6 @@
 """How long `python3 dev.py run` takes to its first answer on a fresh clone with an empty pip
-cache: what a newcomer waits. Prints the figure; CI runs it (.ci/run) so its log says it.
+cache: what a newcomer waits. Prints the figure; run it by hand (CI leaves it out: it is a
+figure, not a test, and costs minutes of the 45 CI has).
 
     python3 scripts/first_run.py
 
