@@ -41,6 +41,7 @@ urlpatterns = [
     path("settings/webhooks/", include("apps.webhooks.urls")),
     path("settings/audit-streaming/", include("apps.audit_streams.urls")),
     path("settings/identity-provider/", include("apps.scim.page_urls")),
+    path("", include("apps.sso.urls")),
     path("settings/", include("apps.workspaces.urls")),
     path("audit/", include("apps.audit_pages.urls")),
     path("usage/", include("apps.usage.urls")),

@@ -14,6 +14,7 @@ from apps.accounts.sudo import recent_authentication_required
 from apps.api_keys.policy import approval_note, scopes_without_approval
 from apps.common.validation import InvalidInput
 from apps.key_pages.forms import asked_scope_rows
+from apps.workspaces.gates import workspace_gate_refusal
 from apps.workspaces.holders import two_factor_missing
 from apps.workspaces.models import Membership
 from apps.workspaces.selectors import STAFF_ROLES
@@ -99,6 +100,10 @@ def approve(request: SignedInRequest) -> HttpResponse:
     if membership is None:
         context["error"] = "Choose one of your workspaces."
         return render(request, "devices/device_confirm.html", context, status=400)
+    # A workspace that requires single sign-on logs the CLI in only from a session signed in
+    # through its provider (docs/product.md §16): there first, then back here.
+    if (closed := workspace_gate_refusal(request, membership)) is not None:
+        return closed
     try:
         device_authorization_approve(
             authorization=authorization,

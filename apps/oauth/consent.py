@@ -34,6 +34,7 @@ from apps.common.middleware import policy_with_form_action
 from apps.common.validation import InvalidInput
 from apps.key_pages.forms import asked_scope_rows
 from apps.key_pages.restriction_forms import RestrictionInputs
+from apps.workspaces.gates import workspace_gate_refusal
 from apps.workspaces.holders import two_factor_missing
 from apps.workspaces.models import Membership
 from apps.workspaces.selectors import STAFF_ROLES
@@ -152,6 +153,10 @@ def authorize(request: SignedInRequest) -> HttpResponse:
     }
     if membership is None:
         return _consent_page(request, grant, context, status=403)
+    # A workspace that requires single sign-on connects apps only from a session signed in
+    # through its provider (docs/product.md §16): there first, then back to this page.
+    if (sso_first := workspace_gate_refusal(request, membership)) is not None:
+        return sso_first
     kind = _kind(membership)
     asked = _grantable(grant.request.payload.scope or "", kind)
     if not asked:

@@ -47,6 +47,7 @@ def navigation(request: HttpRequest) -> dict[str, Any]:
                 {"label": "Settings", "url": reverse("workspaces:settings"), "exact": True},
                 {"label": "Webhooks", "url": reverse("webhooks:list")},
                 {"label": "Audit streaming", "url": reverse("audit_streams:list")},
+                {"label": "Single sign-on", "url": reverse("sso:settings")},
                 {"label": "Identity provider", "url": reverse("identity_provider:page")},
             ]
         items += [

@@ -16,6 +16,7 @@ from django_htmx.middleware import HtmxDetails
 
 from apps.accounts.models import SignedInRequest
 
+from .gates import workspace_gate_refusal
 from .holders import two_factor_missing
 from .models import Membership, Workspace
 from .selectors import STAFF_ROLES, current_membership
@@ -106,6 +107,8 @@ def workspace_staff_required(
                 raise PermissionDenied("Only owners of the workspace can do this.")
             if (refusal := _two_factor_missing(request, membership)) is not None:
                 return refusal
+            if (closed_here := workspace_gate_refusal(request, membership)) is not None:
+                return closed_here
             return _in_workspace(request, membership, view, *args, **kwargs)
 
         return wrapper

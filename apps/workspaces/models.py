@@ -88,6 +88,8 @@ class Membership(models.Model):
     # the rest of its User record as it sent it (name, displayName, emails), returned as sent.
     scim_user_name = models.CharField(max_length=255, blank=True, default="")
     scim_profile = models.JSONField(default=dict, blank=True)
+    # The workspace's OpenID provider's stable subject (`sub`) for this person, once linked.
+    sso_subject = models.CharField(max_length=255, blank=True, default="")
     updated_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -97,6 +99,11 @@ class Membership(models.Model):
                 fields=["workspace", "external_id"],
                 condition=~models.Q(external_id=""),
                 name="one_membership_per_external_id",
+            ),
+            models.UniqueConstraint(
+                fields=["workspace", "sso_subject"],
+                condition=~models.Q(sso_subject=""),
+                name="one_membership_per_sso_subject",
             ),
             models.UniqueConstraint(
                 fields=["workspace", "scim_user_name"],
