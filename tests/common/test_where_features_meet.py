@@ -58,6 +58,7 @@ from apps.audit_streams.services import stream_create, stream_delete
 from apps.common.quota_periods import Quota
 from apps.idle_keys.sweep import idle_keys_job
 from apps.quotas.models import QuotaCounter
+from apps.scim.tokens import scim_token_create
 from apps.service_accounts.handover import key_hand_over
 from apps.service_accounts.services import (
     service_account_create,
@@ -65,7 +66,6 @@ from apps.service_accounts.services import (
     service_account_update,
 )
 from apps.workspaces.models import Membership, ServiceAccount
-from apps.scim.tokens import scim_token_create
 from apps.workspaces.services import team_change_role, team_remove
 from tests.factories import MembershipFactory, UserFactory, WorkspaceFactory, make_key
 
