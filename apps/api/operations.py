@@ -140,7 +140,7 @@ class Operation:
     """
 
     name: str  # snake_case: the MCP tool's name; its camelCase twin is the OpenAPI operationId
-    method: Literal["GET", "POST", "PATCH", "DELETE"]
+    method: Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
     path: str  # under /api/v1, with {param} placeholders as OpenAPI writes them
     needs: Needs
     title: str

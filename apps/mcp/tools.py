@@ -103,7 +103,7 @@ def tool_for(op: Operation) -> types.Tool:
         annotations=types.ToolAnnotations(
             read_only_hint=read_only,
             destructive_hint=None if read_only else op.method == "DELETE",
-            idempotent_hint=None if read_only else op.method in ("PATCH", "DELETE"),
+            idempotent_hint=None if read_only else op.method in ("PUT", "PATCH", "DELETE"),
             open_world_hint=False,
         ),
     )

@@ -15,6 +15,7 @@ from apps.workspaces.models import Membership
 from .models import SingleSignOn
 
 SIGNED_IN = "sso_signed_in"  # the session's {workspace id: when it signed in through SSO}
+MADE_BY_SSO = "sso_made"  # the session began with a sign-in through a provider, no password
 
 
 def note_sso_sign_in(request: HttpRequest, workspace_id: str) -> None:
@@ -35,13 +36,18 @@ def break_glass(request: HttpRequest, membership: Membership) -> bool:
 
 
 def sso_required_gate(request: HttpRequest, membership: Membership) -> HttpResponseRedirect | None:
-    """The provider's sign-in for a workspace that requires it, when this session has none."""
-    required = SingleSignOn.objects.filter(
-        workspace_id=membership.workspace_id, mode=SingleSignOn.Mode.REQUIRED
-    ).exists()
-    if not required or signed_in_through_sso(request, membership.workspace_id):
+    """The provider's sign-in again, for a workspace that requires it when this session has none
+    recent enough, and for a session the provider made once SSO_SESSION_HOURS have passed."""
+    made_by_sso = bool(request.session.get(MADE_BY_SSO))
+    modes = [SingleSignOn.Mode.REQUIRED, *([SingleSignOn.Mode.ALLOWED] if made_by_sso else [])]
+    mode = (
+        SingleSignOn.objects.filter(workspace_id=membership.workspace_id, mode__in=modes)
+        .values_list("mode", flat=True)
+        .first()
+    )
+    if mode is None or signed_in_through_sso(request, membership.workspace_id):
         return None
-    if break_glass(request, membership):
+    if mode == SingleSignOn.Mode.REQUIRED and not made_by_sso and break_glass(request, membership):
         return None
     start = reverse("sso:start", args=[membership.workspace_id])
     return HttpResponseRedirect(f"{start}?{urlencode({'next': request.get_full_path()})}")

@@ -4,6 +4,7 @@ since the provider last changed."""
 
 from urllib.parse import urlsplit
 
+import httpcore
 import httpx
 from django.conf import settings
 from django.db import transaction
@@ -12,6 +13,7 @@ from django.utils import timezone
 from apps.accounts.models import User
 from apps.audit.services import Actor, audit_record
 from apps.common.validation import InvalidInput, clean_text
+from apps.webhooks.destinations import guarded_client, time_limit
 from apps.webhooks.secrets import seal
 from apps.workspaces.models import Workspace
 
@@ -30,12 +32,20 @@ def clean_issuer(value: object) -> str:
         parts.scheme == "http" and local and settings.SSO_ALLOW_HTTP_ISSUER
     ):
         raise InvalidInput("issuer", "The issuer must be an https:// address.")
+    # Fetched as a webhook is: public addresses only (a provider on this machine only where
+    # SSO_ALLOW_HTTP_ISSUER is on), no redirects, the whole exchange within the limit.
     try:
-        answer = httpx.get(
-            issuer + "/.well-known/openid-configuration", timeout=DISCOVERY_TIMEOUT_SECONDS
-        )
-        document = answer.json() if answer.status_code == 200 else None
-    except (httpx.HTTPError, ValueError):
+        with (
+            time_limit(DISCOVERY_TIMEOUT_SECONDS),
+            guarded_client(
+                timeout=DISCOVERY_TIMEOUT_SECONDS,
+                user_agent="Gatehouse-SSO/1",
+                allow_private_setting="SSO_ALLOW_HTTP_ISSUER",
+            ) as client,
+        ):
+            answer = client.get(issuer + "/.well-known/openid-configuration")
+            document = answer.json() if answer.status_code == 200 else None
+    except (httpx.HTTPError, httpcore.ConnectError, ValueError):
         document = None
     if not isinstance(document, dict):
         raise InvalidInput(

@@ -18,7 +18,7 @@ from apps.workspaces.models import Membership
 from apps.workspaces.selectors import CHOSEN_WORKSPACE_SESSION_KEY, STAFF_ROLES
 
 from .flow import SignInRefused, membership_for, sign_in_finish, sign_in_start
-from .gate import note_sso_sign_in
+from .gate import MADE_BY_SSO, note_sso_sign_in
 from .models import SingleSignOn
 from .settings_service import sso_configure, sso_remove, sso_set_mode, sso_tested
 
@@ -111,6 +111,7 @@ def sso_callback(request: HttpRequest) -> HttpResponse:
         )
     if not request.user.is_authenticated:
         login(request, membership.user, backend=settings.AUTHENTICATION_BACKENDS[0])
+        request.session[MADE_BY_SSO] = True
     note_sso_sign_in(request, str(workspace.pk))
     request.session[CHOSEN_WORKSPACE_SESSION_KEY] = str(workspace.pk)
     target = request.session.pop(_NEXT, "") or reverse("home")

@@ -46,7 +46,7 @@ def run_operation(
     if spec["atLeastOneField"] and not body:
         flags = ", ".join(f"--{field['flag']}" for field in spec["fields"])
         raise CliError(f"Nothing to change: give at least one of {flags}.")
-    sends_body = spec["method"] in ("POST", "PATCH")
+    sends_body = spec["method"] in ("POST", "PUT", "PATCH")
     return api_for(ctx).request(spec["method"], path, body if sends_body else None, **query)
 
 

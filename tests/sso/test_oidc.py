@@ -3,6 +3,7 @@ driven over HTTP the way a browser goes: our start, the provider's login form, i
 back with a code, our callback (docs/product.md §16). Authlib checks the ID token; these tests
 check what we do with it, and that what it refuses is refused."""
 
+import json
 import re
 import shutil
 import subprocess
@@ -184,3 +185,68 @@ def test_required_needs_a_test_sign_in_then_closes_the_workspace_to_password_ses
     keys = through_provider(browser, keys, "ada@acme.com")
     assert keys.status_code == 200 and keys.url.endswith("/integrations/api/")
     assert SingleSignOn.objects.get().mode == "required"
+
+
+def test_owners_set_read_and_remove_single_sign_on_over_the_api(client, provider, workspace, owner):
+    from apps.api.scopes import EVERY_SCOPE
+    from tests.conftest import auth
+    from tests.factories import make_key
+
+    manager = auth(make_key(user=owner, workspace=workspace, scopes=EVERY_SCOPE).secret)
+    assert client.get("/api/v1/sso", **manager).json()["mode"] == "off"
+    body = {"issuer": provider.issuer, "clientId": "gatehouse", "clientSecret": "s3cret"}
+    too_soon = client.put(
+        "/api/v1/sso", {**body, "mode": "required"}, content_type="application/json", **manager
+    )
+    assert too_soon.status_code == 400 and "Test sign-in" in too_soon.json()["message"]
+    made = client.put(
+        "/api/v1/sso", {**body, "mode": "allowed"}, content_type="application/json", **manager
+    )
+    assert made.status_code == 200, made.content
+    shown = client.get("/api/v1/sso", **manager).json()
+    assert shown["issuer"] == provider.issuer and shown["mode"] == "allowed"
+    assert "clientSecret" not in shown and "s3cret" not in json.dumps(shown)
+    wrong = client.put(
+        "/api/v1/sso", {**body, "issuer": "https://nothing.invalid"},
+        content_type="application/json", **manager,
+    )  # fmt: skip
+    assert wrong.status_code == 400 and wrong.json()["error"] == "invalid-input"
+    assert client.delete("/api/v1/sso", **manager).status_code == 204
+    assert client.get("/api/v1/sso", **manager).json()["mode"] == "off"
+
+
+def test_a_session_the_provider_made_asks_it_again_after_sso_session_hours(
+    live_server, provider, sso, ada, settings
+):
+    import time_machine
+
+    settings.SESSION_IDLE_TIMEOUT_SECONDS = 7 * 86400  # only the single sign-on's clock counts
+    browser, home = sign_in(live_server.url, sso.workspace, "ada@acme.com")
+    assert home.status_code == 200
+    same_day = browser.get(f"{live_server.url}/integrations/api/", timeout=10)
+    assert not any(r.url.startswith(provider.issuer) for r in same_day.history)
+    with time_machine.travel(time.time() + (settings.SSO_SESSION_HOURS + 1) * 3600):
+        next_day = browser.get(
+            f"{live_server.url}/integrations/api/", allow_redirects=False, timeout=10
+        )
+    assert next_day.status_code == 302
+    assert next_day.headers["Location"].startswith(f"/sso/{sso.workspace.pk}/?next=")
+
+
+def test_a_required_workspace_logs_the_cli_in_only_after_the_provider(client, workspace, owner):
+    from django.utils import timezone
+
+    from tests.client import Client
+    from tests.devices.test_device_grant import approve, start
+
+    SingleSignOn.objects.create(
+        workspace=workspace, issuer="https://idp.example", client_id="x",
+        client_secret_sealed="-", mode="required", tested_at=timezone.now(),
+    )  # fmt: skip
+    browser = Client()
+    browser.force_login(owner)  # a password session, and no second factor: no way around
+    code = start(client).json()["user_code"]
+    answer = approve(browser, code, workspace)
+    assert answer.status_code == 302
+    assert answer["Location"].startswith(f"/sso/{workspace.pk}/?next=")
+    assert browser.get("/integrations/api/")["Location"].startswith(f"/sso/{workspace.pk}/")
