@@ -81,6 +81,10 @@ def approve(request: SignedInRequest) -> HttpResponse:
     by_id = {str(m.workspace_id): m for m in memberships}
     wanted = request.POST.get("workspace") or request.GET.get("workspace") or ""
     chosen_place = by_id.get(wanted, memberships[0])
+    # A workspace that requires single sign-on logs the CLI in only from a session signed in
+    # through its provider (docs/product.md §16): there first, then back here.
+    if (sso_first := workspace_gate_refusal(request, chosen_place)) is not None:
+        return sso_first
     context["chosen_workspace"] = chosen_place.workspace_id
     policy, role = chosen_place.workspace.key_approval, chosen_place.role
     grantable = scopes_without_approval(policy, role, authorization.grantable_scopes)
@@ -100,10 +104,8 @@ def approve(request: SignedInRequest) -> HttpResponse:
     if membership is None:
         context["error"] = "Choose one of your workspaces."
         return render(request, "devices/device_confirm.html", context, status=400)
-    # A workspace that requires single sign-on logs the CLI in only from a session signed in
-    # through its provider (docs/product.md §16): there first, then back here.
-    if (closed := workspace_gate_refusal(request, membership)) is not None:
-        return closed
+    if (sso_first := workspace_gate_refusal(request, membership)) is not None:
+        return sso_first
     try:
         device_authorization_approve(
             authorization=authorization,

@@ -48,8 +48,8 @@ def sso_find(request: HttpRequest) -> HttpResponse:
             .select_related("workspace")
             .order_by("workspace__name")
         )
-        if len(places) == 1:
-            return redirect("sso:start", workspace_id=places[0].workspace_id)
+        # A link to follow, not a redirect: a form's page may not send the browser on to
+        # another site (its Content-Security-Policy's form-action), and the person sees where.
         if places:
             return render(request, "sso/find.html", {"email": email, "places": places})
         messages.error(

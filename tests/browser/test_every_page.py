@@ -40,6 +40,7 @@ def owner_pages(key_id: int, community_id: int, endpoint_id: int | None = None) 
         "webhooks": "/settings/webhooks/",
         **webhook,
         "identity-provider": "/settings/identity-provider/",
+        "single-sign-on": "/settings/single-sign-on/",
         "device": "/device",
         "password": "/account/password/change/",
         "two-factor": "/account/2fa/",
