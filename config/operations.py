@@ -14,8 +14,8 @@ from apps.pages.operations import OPERATIONS as PAGE_OPERATIONS
 from apps.products.operations import OPERATIONS as PRODUCT_OPERATIONS
 from apps.request_log.operations import OPERATIONS as REQUEST_LOG_OPERATIONS
 from apps.scim.operations import OPERATIONS as SCIM_TOKEN_OPERATIONS
-from apps.sso.operations import OPERATIONS as SSO_OPERATIONS
 from apps.service_accounts.operations import OPERATIONS as SERVICE_ACCOUNT_OPERATIONS
+from apps.sso.operations import OPERATIONS as SSO_OPERATIONS
 from apps.usage.quota_operations import OPERATIONS as QUOTA_OPERATIONS
 from apps.workspaces.operations import OPERATIONS as WORKSPACE_OPERATIONS
 
