@@ -250,3 +250,25 @@ def test_a_required_workspace_logs_the_cli_in_only_after_the_provider(client, wo
     assert answer.status_code == 302
     assert answer["Location"].startswith(f"/sso/{workspace.pk}/?next=")
     assert browser.get("/integrations/api/")["Location"].startswith(f"/sso/{workspace.pk}/")
+
+
+def test_a_suspended_teammate_is_refused_and_a_scim_provisioned_one_gets_in(live_server, sso, ada):
+    from apps.scim.provisioning import user_provision
+    from apps.workspaces.services import team_suspend
+
+    team_suspend(
+        membership=Membership.objects.get(user=ada), actor=Actor.of_identity_provider("Okta")
+    )
+    _, refused = sign_in(live_server.url, sso.workspace, "ada@acme.com")
+    assert refused.status_code == 403 and "suspended" in refused.text
+    from scim2_models import Email
+    from scim2_models import User as ScimUser
+
+    provisioned = ScimUser(
+        user_name="grace@acme.com", emails=[Email(value="grace@acme.com", primary=True)]
+    )
+    user_provision(
+        workspace=sso.workspace, user=provisioned, actor=Actor.of_identity_provider("Okta")
+    )
+    _, home = sign_in(live_server.url, sso.workspace, "grace@acme.com")
+    assert home.status_code == 200 and "/integrations/api/" in home.url
