@@ -6,8 +6,13 @@ from apps.workspaces.models import Workspace
 
 
 class SingleSignOn(models.Model):
-    """A workspace's OpenID Connect provider (docs/product.md §16): its issuer and this
-    workspace's client there. The client secret is kept sealed (it must be read to sign in)."""
+    """A workspace's identity provider for signing in (docs/product.md §16): an OpenID Connect
+    issuer and this workspace's client there (the client secret kept sealed: it must be read to
+    sign in), or a SAML 2.0 identity provider given by its metadata."""
+
+    class Protocol(models.TextChoices):
+        OIDC = "oidc", "OpenID Connect"
+        SAML = "saml", "SAML 2.0"
 
     class Mode(models.TextChoices):
         OFF = "off", "Off"
@@ -20,9 +25,14 @@ class SingleSignOn(models.Model):
     workspace = models.OneToOneField(
         Workspace, on_delete=models.CASCADE, related_name="single_sign_on"
     )
-    issuer = models.URLField(max_length=300)
-    client_id = models.CharField(max_length=200)
-    client_secret_sealed = models.TextField()
+    protocol = models.CharField(max_length=4, choices=Protocol.choices, default=Protocol.OIDC)
+    # OpenID Connect
+    issuer = models.URLField(max_length=300, blank=True)
+    client_id = models.CharField(max_length=200, blank=True)
+    client_secret_sealed = models.TextField(blank=True)
+    # SAML 2.0: the identity provider's metadata as the owner gave it, and its entity id.
+    saml_metadata = models.TextField(blank=True)
+    saml_entity_id = models.CharField(max_length=300, blank=True)
     mode = models.CharField(max_length=8, choices=Mode.choices, default=Mode.OFF)
     # An owner's successful test sign-in: required needs one since the provider last changed.
     tested_at = models.DateTimeField(null=True, blank=True)
@@ -44,3 +54,24 @@ class SingleSignOn(models.Model):
 
     def __str__(self) -> str:
         return f"{self.issuer} for {self.workspace}"
+
+
+class SamlRequest(models.Model):
+    """An AuthnRequest sent to a workspace's SAML identity provider, kept server-side: the
+    provider's answer is POSTed from its own site, which brings no session cookie (SameSite),
+    so the answer is checked against these, used once (a replayed answer finds its request
+    used), and hands the browser a one-time ticket to finish the sign-in with its session."""
+
+    request_id = models.CharField(max_length=100, unique=True)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    test = models.BooleanField(default=False)
+    created_at = models.DateTimeField(default=timezone.now)
+    answered_at = models.DateTimeField(null=True, blank=True)
+    # Set from the checked answer: who the provider signed in, and the ticket's keyed hash.
+    subject = models.CharField(max_length=255, blank=True)
+    email = models.CharField(max_length=254, blank=True)
+    ticket_hash = models.CharField(max_length=64, blank=True, db_index=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"SAML request {self.request_id} of {self.workspace_id}"

@@ -1,13 +1,16 @@
 """Single sign-on's pages: find your workspace's provider, go there, come back signed in; and
 Settings → Single sign-on, where owners set the provider, test it and choose the mode."""
 
+from urllib.parse import urlencode
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
 from apps.accounts.sudo import recent_authentication_required
@@ -17,10 +20,17 @@ from apps.workspaces.decorators import WorkspaceRequest, workspace_staff_require
 from apps.workspaces.models import Membership
 from apps.workspaces.selectors import CHOSEN_WORKSPACE_SESSION_KEY, STAFF_ROLES
 
-from .flow import SignInRefused, membership_for, sign_in_finish, sign_in_start
+from .flow import ProviderAnswer, SignInRefused, membership_for, sign_in_finish, sign_in_start
 from .gate import MADE_BY_SSO, note_sso_sign_in
 from .models import SingleSignOn
-from .settings_service import sso_configure, sso_remove, sso_set_mode, sso_tested
+from .saml import acs_url, saml_answer, saml_finish, saml_start, sp_entity_id, sp_metadata
+from .settings_service import (
+    sso_configure,
+    sso_configure_saml,
+    sso_remove,
+    sso_set_mode,
+    sso_tested,
+)
 
 _NEXT = "sso_next"
 
@@ -76,15 +86,52 @@ def sso_start(request: HttpRequest, workspace_id: str) -> HttpResponse:
     target = request.GET.get("next", "")
     request.session[_NEXT] = target if url_has_allowed_host_and_scheme(target, None) else ""
     try:
+        if sso.protocol == SingleSignOn.Protocol.SAML:
+            return HttpResponseRedirect(saml_start(sso, test=test))
         return sign_in_start(request, sso, redirect_uri(), test=test)
     except SignInRefused as refused:
         return _refused(request, refused.message, status=502)
 
 
 def sso_callback(request: HttpRequest) -> HttpResponse:
-    """Back from the provider: its answer checked, the teammate it names signed in."""
+    """Back from an OpenID provider: its answer checked, the teammate it names signed in."""
     try:
         answer = sign_in_finish(request)
+    except SignInRefused as refused:
+        return _refused(request, refused.message)
+    return _signed_in(request, answer)
+
+
+@csrf_exempt  # the identity provider's own page posts here; the answer is signed instead
+@require_http_methods(["POST"])
+def saml_acs(request: HttpRequest, workspace_id: str) -> HttpResponse:
+    """A SAML provider's answer, checked here; the browser goes on with a one-time ticket."""
+    try:
+        ticket = saml_answer(workspace_id, request.POST.get("SAMLResponse", ""))
+    except SignInRefused as refused:
+        return _refused(request, refused.message)
+    return HttpResponseRedirect(f"{reverse('sso:saml_finish')}?{urlencode({'ticket': ticket})}")
+
+
+def saml_finished(request: HttpRequest) -> HttpResponse:
+    """The ticket of a checked SAML answer, back with the browser's session."""
+    try:
+        answer = saml_finish(request.GET.get("ticket", ""))
+    except SignInRefused as refused:
+        return _refused(request, refused.message)
+    return _signed_in(request, answer)
+
+
+def saml_metadata(request: HttpRequest, workspace_id: str) -> HttpResponse:
+    """This workspace as a SAML service provider: what to give the identity provider."""
+    if not SingleSignOn.objects.filter(workspace_id=workspace_id).exists():
+        raise Http404("This workspace has no single sign-on.")
+    return HttpResponse(sp_metadata(workspace_id), content_type="application/samlmetadata+xml")
+
+
+def _signed_in(request: HttpRequest, answer: ProviderAnswer) -> HttpResponse:
+    """The teammate a checked answer names, signed in (or, for a test, linked)."""
+    try:
         membership = membership_for(answer)
     except SignInRefused as refused:
         return _refused(request, refused.message)
@@ -136,6 +183,16 @@ def sso_settings(request: WorkspaceRequest) -> HttpResponse:
             )
             messages.success(request, "Provider saved. Test the sign-in before requiring it.")
             return redirect("sso:settings")
+        if action == "saml":
+            sso_configure_saml(
+                workspace=request.workspace,
+                metadata=request.POST.get("metadata", ""),
+                actor=request_actor(request),
+            )
+            messages.success(
+                request, "Identity provider saved. Test the sign-in before requiring it."
+            )
+            return redirect("sso:settings")
         if action == "mode" and sso is not None:
             sso_set_mode(sso=sso, mode=request.POST.get("mode", ""), actor=request_actor(request))
             messages.success(request, f"Single sign-on is now {sso.get_mode_display().lower()}.")
@@ -152,6 +209,8 @@ def sso_settings(request: WorkspaceRequest) -> HttpResponse:
         {
             "sso": sso,
             "redirect_uri": redirect_uri(),
+            "saml_entity": sp_entity_id(request.workspace.pk),
+            "saml_acs": acs_url(request.workspace.pk),
             "errors": errors,
             "posted": request.POST if errors else {},
             "modes": SingleSignOn.Mode.choices,
