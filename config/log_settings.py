@@ -46,7 +46,11 @@ def log_settings(level: str, log_format: str = "plain") -> dict[str, Any]:
             # and stopping) and httpx2 one per call: noise at this volume, so warnings only. httpx
             # logs each webhook delivery's full URL, which may hold the receiver's own token:
             # apps.webhooks logs each delivery instead, by host. django_tasks logs every task's
-            # start and end at INFO: the worker's log would be nothing else.
-            **{name: {"level": "WARNING"} for name in ("mcp", "httpx2", "httpx", "django_tasks")},
+            # start and end at INFO: the worker's log would be nothing else. xmlschema (under
+            # pysaml2) says at INFO that a schema is "already loaded" with every SAML answer.
+            **{
+                name: {"level": "WARNING"}
+                for name in ("mcp", "httpx2", "httpx", "django_tasks", "xmlschema")
+            },
         },
     }

@@ -32,7 +32,6 @@ from .models import SamlRequest, SingleSignOn
 logger = logging.getLogger("apps.sso")
 # pysaml2 logs every refusal at ERROR with a traceback; the refusal is ours to tell.
 logging.getLogger("saml2").setLevel(logging.CRITICAL)
-logging.getLogger("xmlschema").setLevel(logging.WARNING)  # "already loaded", every answer
 
 XMLSEC = "/usr/bin/xmlsec1"
 CLOCK_SKEW_SECONDS = 60
