@@ -119,7 +119,9 @@ def audit_filter_choices(workspace: Workspace) -> dict[str, list[tuple[str, str]
         elif user_id:
             actors.setdefault(f"user:{user_id}", label)
         else:
-            actors["operator"] = "No account: operators, GitHub, the identity provider, failed sign-ins"
+            actors["operator"] = (
+                "No account: operators, GitHub, the identity provider, failed sign-ins"
+            )
         if key_id:
             keys.setdefault(str(key_id), subject)
     return {
