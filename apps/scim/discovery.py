@@ -38,7 +38,7 @@ def service_provider_config() -> ServiceProviderConfig:
             AuthenticationScheme(
                 type=AuthenticationScheme.Type.oauthbearertoken,
                 name="SCIM token",
-                description="A SCIM token (gst_…) an owner made in Settings → Identity provider, "
+                description="A SCIM token (gst_…) an owner made in Settings → Single sign-on, "
                 "sent as Authorization: Bearer.",
                 primary=True,
             )

@@ -74,7 +74,7 @@ def scim_endpoint(
                     error_body(
                         401,
                         "Send a SCIM token: Authorization: Bearer gst_… (owners make one in "
-                        "Settings → Identity provider). API keys do not open SCIM.",
+                        "Settings → Single sign-on). API keys do not open SCIM.",
                     ),
                     WWW_Authenticate='Bearer realm="scim"',
                 )

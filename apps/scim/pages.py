@@ -1,6 +1,9 @@
-"""Settings → Identity provider (owners): what the provider needs to provision the team by SCIM
-(the base URL and a token, shown once), the tokens with their last use, and the provider's
-last requests with what each did."""
+"""SCIM provisioning's part of Settings → Single sign-on (owners): what the provider needs to
+provision the team (the base URL and a token, shown once), the tokens with their last use, and
+the provider's last requests with what each did. The section is shown by apps.sso's page; the
+token forms post here."""
+
+from typing import Any
 
 from django.conf import settings
 from django.contrib import messages
@@ -13,6 +16,7 @@ from apps.accounts.sudo import recent_authentication_required
 from apps.audit.services import request_actor
 from apps.common.validation import InvalidInput
 from apps.workspaces.decorators import WorkspaceRequest, workspace_staff_required
+from apps.workspaces.models import Workspace
 
 from .models import ScimRequest, ScimToken
 from .tokens import (
@@ -53,21 +57,30 @@ def identity_provider(request: WorkspaceRequest) -> HttpResponse:
             )
             response["Cache-Control"] = "no-store"
             return response
-    workspace = request.workspace
+    if not error:  # the page the section lives on
+        return redirect("sso:settings")
     return render(
         request,
         "scim/identity_provider.html",
         {
-            "base_url": scim_base_url(),
-            "tokens": scim_tokens_of(workspace).select_related("created_by"),
-            "requests": ScimRequest.objects.filter(workspace=workspace).select_related("token")[
-                :SHOWN_REQUESTS
-            ],
+            **provisioning_context(request.workspace),
             "error": error,
-            "name": request.POST.get("name", "") if error else "",
+            "name": request.POST.get("name", ""),
         },
-        status=400 if error else 200,
+        status=400,
     )
+
+
+def provisioning_context(workspace: Workspace) -> dict[str, Any]:
+    """What Settings → Single sign-on shows of SCIM: the base URL, the working tokens, and the
+    provider's last requests with their outcome."""
+    return {
+        "base_url": scim_base_url(),
+        "tokens": scim_tokens_of(workspace).select_related("created_by"),
+        "requests": ScimRequest.objects.filter(workspace=workspace).select_related("token")[
+            :SHOWN_REQUESTS
+        ],
+    }
 
 
 def _token(request: WorkspaceRequest, token_id: int) -> ScimToken:
@@ -93,12 +106,12 @@ def token_revoke(request: WorkspaceRequest, token_id: int) -> HttpResponse:
                 "nobody it adds, suspends or removes reaches Gatehouse until you give it a "
                 "new token.",
                 "action_label": "Revoke token",
-                "cancel_url": reverse("identity_provider:page"),
+                "cancel_url": reverse("sso:settings"),
             },
         )
     scim_token_revoke(token=token, actor=request_actor(request))
     messages.success(request, f"SCIM token “{token.name}” ({token.hint}) revoked.")
-    return redirect("identity_provider:page")
+    return redirect("sso:settings")
 
 
 @require_http_methods(["POST"])
@@ -110,7 +123,7 @@ def token_roll(request: WorkspaceRequest, token_id: int) -> HttpResponse:
         made = scim_token_roll(token=_token(request, token_id), actor=request_actor(request))
     except InvalidInput as invalid:
         messages.error(request, invalid.message)
-        return redirect("identity_provider:page")
+        return redirect("sso:settings")
     response = render(
         request,
         "scim/token_created.html",

@@ -16,6 +16,7 @@ from django.views.decorators.http import require_http_methods
 from apps.accounts.sudo import recent_authentication_required
 from apps.audit.services import request_actor
 from apps.common.validation import InvalidInput
+from apps.scim.pages import provisioning_context
 from apps.workspaces.decorators import WorkspaceRequest, workspace_staff_required
 from apps.workspaces.models import Membership
 from apps.workspaces.selectors import CHOSEN_WORKSPACE_SESSION_KEY, STAFF_ROLES
@@ -215,6 +216,7 @@ def sso_settings(request: WorkspaceRequest) -> HttpResponse:
             "posted": request.POST if errors else {},
             "modes": SingleSignOn.Mode.choices,
             "sso_hours": settings.SSO_SESSION_HOURS,
+            **provisioning_context(request.workspace),
         },
         status=400 if errors else 200,
     )

@@ -48,7 +48,6 @@ def navigation(request: HttpRequest) -> dict[str, Any]:
                 {"label": "Webhooks", "url": reverse("webhooks:list")},
                 {"label": "Audit streaming", "url": reverse("audit_streams:list")},
                 {"label": "Single sign-on", "url": reverse("sso:settings")},
-                {"label": "Identity provider", "url": reverse("identity_provider:page")},
             ]
         items += [
             {"label": "Team", "url": reverse("team:list")},

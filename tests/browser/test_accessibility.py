@@ -94,7 +94,7 @@ def test_every_page_passes_axe(axe_page, browser, live_server):
     waiting = make_key(user=admin, workspace=workspace, name="Publisher", scopes=["pages:write"])
     pages["key-page-waiting"] = f"/integrations/api/keys/{waiting.key.pk}/"
     # Someone the identity provider suspended: the Team page's state, the key's badge and card,
-    # and the provider's token and last request on Settings → Identity provider.
+    # and the provider's token and last request on Settings → Single sign-on.
     leaver = UserFactory(email="leaver@acme.test")
     left = MembershipFactory(workspace=workspace, user=leaver, role="admin")
     paused = make_key(user=leaver, workspace=workspace, name="Old sync").key
@@ -110,7 +110,7 @@ def test_every_page_passes_axe(axe_page, browser, live_server):
         found[name] = serious_violations(page)
     # A phone: the header's Menu button opens the navigation and the workspace in it.
     page.set_viewport_size({"width": 390, "height": 844})
-    for name in ("keys", "key-page", "logs", "audit", "team", "identity-provider"):
+    for name in ("keys", "key-page", "logs", "audit", "team", "single-sign-on"):
         page.goto(pages.get(name, f"/{name}/"))
         page.get_by_role("button", name="Menu").click()
         found[f"phone-{name}"] = serious_violations(page)

@@ -39,7 +39,6 @@ def owner_pages(key_id: int, community_id: int, endpoint_id: int | None = None) 
         "usage": "/usage/",
         "webhooks": "/settings/webhooks/",
         **webhook,
-        "identity-provider": "/settings/identity-provider/",
         "single-sign-on": "/settings/single-sign-on/",
         "device": "/device",
         "password": "/account/password/change/",

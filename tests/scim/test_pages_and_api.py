@@ -1,4 +1,4 @@
-"""Settings → Identity provider, the Team page's source and state, "Suspended (identity
+"""Settings → Single sign-on, the Team page's source and state, "Suspended (identity
 provider)" on keys, and SCIM tokens over the API (docs/product.md §16)."""
 
 import json
@@ -44,7 +44,7 @@ def ada(workspace):
 
 
 def test_an_owner_makes_a_token_sees_it_once_and_revokes_it(browser, workspace):
-    page = browser.get("/settings/identity-provider/")
+    page = browser.get("/settings/single-sign-on/")
     assert page.status_code == 200
     assert b"http://testserver/scim/v2" in page.content or b"/scim/v2" in page.content
     assert b"No SCIM tokens yet" in page.content
@@ -53,7 +53,7 @@ def test_an_owner_makes_a_token_sees_it_once_and_revokes_it(browser, workspace):
     token = ScimToken.objects.get(workspace=workspace)
     secret = made.content.decode().split('data-testid="new-secret">')[1].split("<")[0]
     assert secret.startswith("gst_") and token.hint == f"gst_…{secret[-4:]}"
-    assert secret.encode() not in browser.get("/settings/identity-provider/").content
+    assert secret.encode() not in browser.get("/settings/single-sign-on/").content
     refused = browser.post("/settings/identity-provider/", {"name": "  "})
     assert refused.status_code == 400 and b"name must not be empty" in refused.content
     rolled = browser.post(f"/settings/identity-provider/scim-tokens/{token.pk}/roll/")
@@ -75,14 +75,15 @@ def test_the_page_lists_the_providers_last_requests_with_their_outcome(browser, 
         content_type="application/scim+json",
         HTTP_AUTHORIZATION=f"Bearer {secret.secret}",
     )
-    page = browser.get("/settings/identity-provider/").content.decode()
+    page = browser.get("/settings/single-sign-on/").content.decode()
     assert "Recent SCIM requests" in page and "Updated ada@acme.com: suspended" in page
 
 
 def test_admins_cannot_open_the_identity_provider_settings(workspace, ada):
     admin = Client()
     admin.force_login(ada)
-    assert admin.get("/settings/identity-provider/").status_code == 403
+    assert admin.get("/settings/single-sign-on/").status_code == 403
+    assert admin.post("/settings/identity-provider/", {"name": "Okta"}).status_code == 403
 
 
 def test_the_team_page_says_where_each_person_came_from_and_who_is_suspended(

@@ -272,3 +272,48 @@ def test_a_suspended_teammate_is_refused_and_a_scim_provisioned_one_gets_in(live
     )
     _, home = sign_in(live_server.url, sso.workspace, "grace@acme.com")
     assert home.status_code == 200 and "/integrations/api/" in home.url
+
+
+def test_done_when_required_sso_then_scim_suspends_restores_and_removes(
+    live_server, provider, sso, owner, ada
+):
+    """The issue's end to end: single sign-on required after the owner's test sign-in; the
+    provider's SCIM then suspends, restores and removes a teammate, and their key follows."""
+    from django.utils import timezone
+
+    from apps.audit.models import AuditEvent
+    from apps.scim.tokens import scim_token_create
+    from tests.factories import make_key
+
+    SingleSignOn.objects.filter(pk=sso.pk).update(tested_at=timezone.now())
+    sso.refresh_from_db()
+    sso_set_mode(sso=sso, mode="required", actor=Actor.of_user(owner))
+    key = make_key(user=ada, workspace=sso.workspace).secret
+    token = scim_token_create(workspace=sso.workspace, name="Okta", actor=Actor.of_user(owner))
+    member = f"{live_server.url}/scim/v2/Users/{Membership.objects.get(user=ada).pk}"
+    scim = {"Authorization": f"Bearer {token.secret}", "Content-Type": "application/scim+json"}
+
+    def active(value: bool) -> None:
+        body = {"Operations": [{"op": "replace", "value": {"active": value}}]}
+        assert requests.patch(member, json=body, headers=scim, timeout=10).status_code == 200
+
+    def answer() -> dict:
+        got = requests.get(
+            f"{live_server.url}/api/v1/workspace", headers={"Authorization": f"Bearer {key}"},
+            timeout=10,
+        )  # fmt: skip
+        return got.json()
+
+    assert "error" not in answer()
+    active(False)
+    assert answer()["error"] == "suspended-key"
+    _, refused = sign_in(live_server.url, sso.workspace, "ada@acme.com")
+    assert refused.status_code == 403 and "suspended" in refused.text
+    active(True)
+    assert "error" not in answer()
+    _, home = sign_in(live_server.url, sso.workspace, "ada@acme.com")
+    assert home.status_code == 200
+    assert requests.delete(member, headers=scim, timeout=10).status_code == 204
+    assert answer()["error"] == "revoked-key"
+    actions = set(AuditEvent.objects.values_list("action", flat=True))
+    assert {"member.suspended", "member.restored", "team.member_removed"} <= actions
