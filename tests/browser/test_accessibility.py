@@ -110,7 +110,15 @@ def test_every_page_passes_axe(axe_page, browser, live_server):
         found[name] = serious_violations(page)
     # A phone: the header's Menu button opens the navigation and the workspace in it.
     page.set_viewport_size({"width": 390, "height": 844})
-    for name in ("keys", "key-page", "logs", "audit", "team", "single-sign-on"):
+    for name in (
+        "keys",
+        "key-page",
+        "key-page-suspended",
+        "logs",
+        "audit",
+        "team",
+        "single-sign-on",
+    ):
         page.goto(pages.get(name, f"/{name}/"))
         page.get_by_role("button", name="Menu").click()
         found[f"phone-{name}"] = serious_violations(page)
