@@ -62,22 +62,17 @@ def tell_owners_of_suspension(membership: Membership) -> None:
     )
 
 
-def welcome_provisioned(membership: Membership, *, new_account: bool) -> None:
-    """Tell a person the identity provider added how to reach the workspace: a new account
-    sets its password first (the sign-in page's reset), an existing one signs in as usual."""
+def welcome_provisioned(membership: Membership) -> None:
+    """Tell a person the identity provider added how to reach the workspace: their new account
+    chooses its password first (the sign-in page's reset), or signs in through the provider."""
     workspace = membership.workspace
     sign_in = settings.SITE_URL + reverse("account_login")
-    if new_account:
-        reset = settings.SITE_URL + reverse("account_reset_password")
-        how = (
-            f"Your account is {membership.user.email}. Choose its password here, then sign in:"
-            f"\n{reset}\n\nSign in: {sign_in}\n"
-        )
-    else:
-        how = f"Sign in with your Gatehouse account, {membership.user.email}:\n{sign_in}\n"
+    reset = settings.SITE_URL + reverse("account_reset_password")
     send_email.enqueue(
         f"You were added to {workspace.name} on Gatehouse",
         f"{workspace.name}'s identity provider added you to its team on Gatehouse as an "
-        f"admin.\n\n{how}",
+        f"admin.\n\nYour account is {membership.user.email}. Sign in through your identity "
+        f"provider if {workspace.name} offers it, or choose a password here first:\n{reset}\n\n"
+        f"Sign in: {sign_in}\n",
         [membership.user.email],
     )

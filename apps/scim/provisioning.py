@@ -88,9 +88,16 @@ def user_provision(*, workspace: Workspace, user: "User[Any]", actor: Actor) -> 
                 f"{email} is already in this workspace (as a community member or teammate): "
                 "match them by filtering on userName or emails.",
             )
-        created_account = account is None
-        if account is None:
-            account = Account.objects.create_user(email, None, full_name=full_name_of(user)[:150])
+        if account is not None:
+            # An account of its own elsewhere joins only by accepting an invitation as itself:
+            # a provider never attaches it (docs/product.md §16).
+            raise ScimRefusal(
+                409,
+                "uniqueness",
+                f"{email} already has a Gatehouse account: invite them from the Team page; once "
+                "they accept, your provider finds them by filtering on userName.",
+            )
+        account = Account.objects.create_user(email, None, full_name=full_name_of(user)[:150])
         membership = Membership.objects.create(
             workspace=workspace,
             user=account,
@@ -113,7 +120,7 @@ def user_provision(*, workspace: Workspace, user: "User[Any]", actor: Actor) -> 
             membership, _ = team_suspend(membership=membership, actor=actor)
             summary += ", suspended"
         else:
-            welcome_provisioned(membership, new_account=created_account)
+            welcome_provisioned(membership)
     return Outcome(membership, summary)
 
 
@@ -166,13 +173,20 @@ def _activity(
 
 
 def _change_address(membership: Membership, account: Account, email: str) -> None:
+    """Only an address the provider gave: of an account it made, an admin nowhere else. An
+    owner's, or an account's of its own, is its holder's to change (a verified address is the
+    way into the account)."""
     elsewhere = Membership.objects.filter(user=account).exclude(pk=membership.pk).exists()
-    if elsewhere:
+    if (
+        elsewhere
+        or membership.source != Membership.Source.SCIM
+        or membership.role == Membership.Role.OWNER
+    ):
         raise ScimRefusal(
             400,
             "mutability",
-            f"{account.email} is also in other workspaces: only they can change their "
-            "account's address, in Gatehouse.",
+            f"{account.email} is not an account your provider made (or is an owner's, or is in "
+            "other workspaces too): only its holder changes its address, in Gatehouse.",
         )
     if Account.objects.filter(email__iexact=email).exclude(pk=account.pk).exists():
         raise ScimRefusal(409, "uniqueness", f"{email} is another account's address.")

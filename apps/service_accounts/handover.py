@@ -75,6 +75,13 @@ def key_hand_over(
             raise InvalidInput(
                 "key", f"Only an active key can be handed over; this one is {old.state_at(now)}."
             )
+        if grace and old.suspended_at is not None:
+            # The person's secret stays paused while they are: no grace lends it to the new key.
+            raise InvalidInput(
+                "grace",
+                "Its holder is suspended, so their old secret gets no grace: hand it over with "
+                "none, and give the integration the new secret.",
+            )
         # Its quota goes with it, unless the account's keys share one, which it joins.
         current = ServiceAccount.objects.select_for_update(no_key=True).get(pk=account.pk)
         created = service_account_key_create(

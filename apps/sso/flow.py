@@ -44,7 +44,8 @@ def _client(sso: SingleSignOn) -> DjangoOAuth2App:
         client_id=sso.client_id,
         client_secret=unseal(sso.client_secret_sealed),
         server_metadata_url=sso.issuer.rstrip("/") + "/.well-known/openid-configuration",
-        client_kwargs={"scope": SCOPES, "code_challenge_method": "S256"},
+        # Every request to the provider (discovery, keys, token) gives up after 10 seconds.
+        client_kwargs={"scope": SCOPES, "code_challenge_method": "S256", "default_timeout": 10},
     )
 
 

@@ -7,6 +7,7 @@ from urllib.parse import urlencode
 
 from allauth.mfa.utils import is_mfa_enabled
 from django.conf import settings
+from django.contrib.auth import logout
 from django.http import HttpRequest, HttpResponseRedirect
 from django.urls import reverse
 
@@ -38,7 +39,12 @@ def break_glass(request: HttpRequest, membership: Membership) -> bool:
 def sso_required_gate(request: HttpRequest, membership: Membership) -> HttpResponseRedirect | None:
     """The provider's sign-in again, for a workspace that requires it when this session has none
     recent enough, and for a session the provider made once SSO_SESSION_HOURS have passed."""
-    made_by_sso = bool(request.session.get(MADE_BY_SSO))
+    made_by = request.session.get(MADE_BY_SSO)
+    if made_by and made_by != str(membership.workspace_id):
+        # A provider's session opens its own workspace only (docs/product.md §16).
+        logout(request)
+        return HttpResponseRedirect(reverse("account_login"))
+    made_by_sso = bool(made_by)
     modes = [SingleSignOn.Mode.REQUIRED, *([SingleSignOn.Mode.ALLOWED] if made_by_sso else [])]
     mode = (
         SingleSignOn.objects.filter(workspace_id=membership.workspace_id, mode__in=modes)

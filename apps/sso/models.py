@@ -65,7 +65,10 @@ class SamlRequest(models.Model):
     request_id = models.CharField(max_length=100, unique=True)
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
     test = models.BooleanField(default=False)
-    created_at = models.DateTimeField(default=timezone.now)
+    # The keyed hash of a secret the starting browser's session holds: the ticket finishes the
+    # sign-in in that browser only (no one can hand theirs to another person's browser).
+    browser_hash = models.CharField(max_length=64, default="")
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
     answered_at = models.DateTimeField(null=True, blank=True)
     # Set from the checked answer: who the provider signed in, and the ticket's keyed hash.
     subject = models.CharField(max_length=255, blank=True)

@@ -95,8 +95,12 @@ def idp_entity_id(metadata: str) -> str:
     return str(providers[0])
 
 
-def saml_start(sso: SingleSignOn, *, test: bool) -> str:
-    """The provider's sign-in address for a new AuthnRequest, kept to check the answer."""
+KEPT = timedelta(days=1)  # requests older than this are forgotten
+
+
+def saml_start(sso: SingleSignOn, *, test: bool, browser: str) -> str:
+    """The provider's sign-in address for a new AuthnRequest, kept to check the answer and
+    bound to `browser` (a secret the starting session holds)."""
     client = Saml2Client(config=_config(sso.workspace_id, sso.saml_metadata))
     try:
         request_id, info = client.prepare_for_authenticate(
@@ -104,7 +108,10 @@ def saml_start(sso: SingleSignOn, *, test: bool) -> str:
         )
     except Exception as error:
         raise SignInRefused(f"The identity provider's metadata cannot be used: {error}") from None
-    SamlRequest.objects.create(request_id=request_id, workspace_id=sso.workspace_id, test=test)
+    SamlRequest.objects.filter(created_at__lt=timezone.now() - KEPT).delete()
+    SamlRequest.objects.create(
+        request_id=request_id, workspace_id=sso.workspace_id, test=test, browser_hash=_hash(browser)
+    )
     return str(dict(info["headers"])["Location"])
 
 
@@ -164,13 +171,21 @@ def saml_answer(workspace_id: str, saml_response: str) -> str:
     return ticket
 
 
-def saml_finish(ticket: str) -> ProviderAnswer:
-    """The checked answer a ticket stands for, once, within two minutes of the answer."""
+def saml_finish(ticket: str, browser: str) -> ProviderAnswer:
+    """The checked answer a ticket stands for, once, within two minutes of the answer, in the
+    browser that started the sign-in."""
     since = timezone.now() - TICKET_WITHIN
+    if not (ticket and browser):
+        raise SignInRefused("This sign-in was not started in this browser: start again.")
     with transaction.atomic():
         request = (
             SamlRequest.objects.select_for_update()
-            .filter(ticket_hash=_hash(ticket), finished_at__isnull=True, answered_at__gte=since)
+            .filter(
+                ticket_hash=_hash(ticket),
+                browser_hash=_hash(browser),
+                finished_at__isnull=True,
+                answered_at__gte=since,
+            )
             .first()
         )
         if request is None:

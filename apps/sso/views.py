@@ -1,8 +1,10 @@
 """Single sign-on's pages: find your workspace's provider, go there, come back signed in; and
 Settings → Single sign-on, where owners set the provider, test it and choose the mode."""
 
+import secrets
 from urllib.parse import urlencode
 
+from allauth.account.internal.flows.login import record_authentication
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
@@ -34,6 +36,7 @@ from .settings_service import (
 )
 
 _NEXT = "sso_next"
+_SAML_BROWSER = "sso_saml_browser"  # the secret a SAML sign-in's ticket is bound to
 
 
 def redirect_uri() -> str:
@@ -88,7 +91,8 @@ def sso_start(request: HttpRequest, workspace_id: str) -> HttpResponse:
     request.session[_NEXT] = target if url_has_allowed_host_and_scheme(target, None) else ""
     try:
         if sso.protocol == SingleSignOn.Protocol.SAML:
-            return HttpResponseRedirect(saml_start(sso, test=test))
+            browser = request.session[_SAML_BROWSER] = secrets.token_urlsafe(24)
+            return HttpResponseRedirect(saml_start(sso, test=test, browser=browser))
         return sign_in_start(request, sso, redirect_uri(), test=test)
     except SignInRefused as refused:
         return _refused(request, refused.message, status=502)
@@ -117,7 +121,7 @@ def saml_acs(request: HttpRequest, workspace_id: str) -> HttpResponse:
 def saml_finished(request: HttpRequest) -> HttpResponse:
     """The ticket of a checked SAML answer, back with the browser's session."""
     try:
-        answer = saml_finish(request.GET.get("ticket", ""))
+        answer = saml_finish(request.GET.get("ticket", ""), request.session.pop(_SAML_BROWSER, ""))
     except SignInRefused as refused:
         return _refused(request, refused.message)
     return _signed_in(request, answer)
@@ -158,8 +162,23 @@ def _signed_in(request: HttpRequest, answer: ProviderAnswer) -> HttpResponse:
             f"signed in {membership.user.email}. Sign out first.",
         )
     if not request.user.is_authenticated:
+        # A provider speaks for its own workspace only: an account that is somewhere else too
+        # signs in with its own password first (then the provider is asked for this one).
+        if (
+            Membership.objects.filter(user_id=membership.user_id)
+            .exclude(workspace_id=workspace.pk)
+            .exists()
+        ):
+            return _refused(
+                request,
+                f"{membership.user.email} is also in other workspaces, so {workspace.name}'s "
+                "identity provider cannot sign it in alone: sign in with the account's password "
+                f"first, and Gatehouse asks the provider for {workspace.name} then.",
+            )
         login(request, membership.user, backend=settings.AUTHENTICATION_BACKENDS[0])
-        request.session[MADE_BY_SSO] = True
+        request.session[MADE_BY_SSO] = str(workspace.pk)
+        # Sudo mode counts the provider's sign-in as the person's most recent authentication.
+        record_authentication(request, membership.user, "sso", workspace=str(workspace.pk))
     note_sso_sign_in(request, str(workspace.pk))
     request.session[CHOSEN_WORKSPACE_SESSION_KEY] = str(workspace.pk)
     target = request.session.pop(_NEXT, "") or reverse("home")
