@@ -53,7 +53,12 @@ class SingleSignOn(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.issuer} for {self.workspace}"
+        return f"{self.provider} for {self.workspace}"
+
+    @property
+    def provider(self) -> str:
+        """Who speaks for the workspace: the OpenID issuer or the SAML entity id."""
+        return self.saml_entity_id if self.protocol == self.Protocol.SAML else self.issuer
 
 
 class SamlRequest(models.Model):

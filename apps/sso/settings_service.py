@@ -15,7 +15,7 @@ from apps.audit.services import Actor, audit_record
 from apps.common.validation import InvalidInput, clean_text
 from apps.webhooks.destinations import guarded_client, time_limit
 from apps.webhooks.secrets import seal
-from apps.workspaces.models import Workspace
+from apps.workspaces.models import Membership, Workspace
 
 from .audit_actions import SSO_CONFIGURED, SSO_MODE_CHANGED, SSO_REMOVED, SSO_TESTED
 from .models import SingleSignOn
@@ -70,6 +70,7 @@ def sso_configure(
     with transaction.atomic():
         current = SingleSignOn.objects.select_for_update().filter(workspace=workspace).first()
         before = current.mode if current else None
+        provider_before = current.provider if current else ""
         sso = current or SingleSignOn(workspace=workspace)
         sso.protocol, sso.saml_metadata, sso.saml_entity_id = SingleSignOn.Protocol.OIDC, "", ""
         sso.issuer, sso.client_id, sso.client_secret_sealed = issuer, client_id, seal(secret)
@@ -78,6 +79,7 @@ def sso_configure(
             sso.mode = SingleSignOn.Mode.ALLOWED
         sso.updated_at = timezone.now()
         sso.save()
+        _forget_links(workspace, changed=provider_before != sso.provider)
         audit_record(
             workspace=workspace,
             action=SSO_CONFIGURED,
@@ -105,6 +107,7 @@ def sso_configure_saml(*, workspace: Workspace, metadata: object, actor: Actor) 
     with transaction.atomic():
         current = SingleSignOn.objects.select_for_update().filter(workspace=workspace).first()
         before = current.mode if current else None
+        provider_before = current.provider if current else ""
         sso = current or SingleSignOn(workspace=workspace)
         sso.protocol = SingleSignOn.Protocol.SAML
         sso.saml_metadata, sso.saml_entity_id = metadata, entity_id[:300]
@@ -114,6 +117,7 @@ def sso_configure_saml(*, workspace: Workspace, metadata: object, actor: Actor) 
             sso.mode = SingleSignOn.Mode.ALLOWED
         sso.updated_at = timezone.now()
         sso.save()
+        _forget_links(workspace, changed=provider_before != sso.provider)
         audit_record(
             workspace=workspace,
             action=SSO_CONFIGURED,
@@ -127,6 +131,15 @@ def sso_configure_saml(*, workspace: Workspace, metadata: object, actor: Actor) 
             },
         )
     return sso
+
+
+def _forget_links(workspace: Workspace, *, changed: bool) -> None:
+    """Another provider's subjects mean nothing here: the team links again, by verified address,
+    at their next sign-in through the new one."""
+    if changed:
+        Membership.objects.filter(workspace=workspace).exclude(sso_subject="").update(
+            sso_subject=""
+        )
 
 
 def sso_set_mode(*, sso: SingleSignOn, mode: str, actor: Actor) -> SingleSignOn:

@@ -243,3 +243,17 @@ def test_owners_set_a_saml_provider_over_the_api(client, workspace, keys):
         "/api/v1/sso", {"mode": "allowed"}, content_type="application/json", **manager
     )
     assert neither.status_code == 400 and "samlMetadata" in neither.json()["message"]
+
+
+def test_another_provider_starts_the_links_again(client, sso, ada, keys):
+    idp = Idp(client, sso.workspace, keys)
+    assert post_answer(client, sso.workspace, idp.answer(idp.ask(client))).status_code == 302
+    assert Membership.objects.get(user=ada).sso_subject == "ada@acme.com"
+    owner = Membership.objects.get(workspace=sso.workspace, role="owner").user
+    sso_configure_saml(
+        workspace=sso.workspace, metadata=sso.saml_metadata, actor=Actor.of_user(owner)
+    )
+    assert Membership.objects.get(user=ada).sso_subject == "ada@acme.com"  # the same one
+    other = metadata_of(idp_config(keys)).replace(IDP, "https://other-idp.example/metadata")
+    sso_configure_saml(workspace=sso.workspace, metadata=other, actor=Actor.of_user(owner))
+    assert Membership.objects.get(user=ada).sso_subject == ""
