@@ -10,6 +10,7 @@ import requests
 import time_machine
 from django.core import mail
 from django.utils import timezone
+from playwright.sync_api import expect
 
 from apps.api.scopes import ALL_SCOPES, KEY_SCOPES
 from apps.workspaces.models import Workspace
@@ -118,8 +119,9 @@ def test_an_owner_approves_and_denies_waiting_keys_in_the_browser(
     page.goto("/integrations/api/")
     assert "2 waiting for your approval" in page.text_content("nav.sidenav")
     page.click("nav >> text=Approvals")
+    page.wait_for_url("**/integrations/api/waiting/")
     items = page.locator("[data-testid=waiting-key]")
-    assert items.count() == 2
+    expect(items).to_have_count(2)  # the click starts the page; wait for its items
     assert "Publishes the spring course pages" in items.first.text_content()
     for width, pixels in WIDTHS.items():
         page.set_viewport_size({"width": pixels, "height": 900})

@@ -2,6 +2,7 @@ import re
 
 import pytest
 from django.core import mail
+from playwright.sync_api import expect
 
 from apps.api_keys.services import api_key_revoke
 from apps.audit.services import Actor
@@ -24,7 +25,7 @@ def test_audit_page_filters_and_exports(page, live_server, shoot):
     page.wait_for_url("**/integrations/api/")
     page.click('nav >> text="Audit"')  # not Audit streaming
     rows = page.locator("table.audit tbody tr")
-    assert rows.count() == 4  # two keys made, one revoked, and this sign-in (newest first)
+    expect(rows).to_have_count(4)  # two keys made, one revoked, and this sign-in (newest first)
     assert "Signed in" in rows.first.text_content()
     assert "Key revoked" in rows.nth(1).text_content()
     shoot(page, "30-audit")
@@ -83,4 +84,4 @@ def test_team_page_invites_a_teammate_who_accepts_then_changes_their_role(
     assert "ada@acme.test is now owner" in page.text_content(".flashes")
     shoot(page, "32-team")
     page.click('nav >> text="Audit"')  # not Audit streaming
-    assert page.locator("table.audit tbody tr", has_text="Role changed").count() == 1
+    expect(page.locator("table.audit tbody tr", has_text="Role changed")).to_have_count(1)

@@ -21,6 +21,7 @@ def test_member_creates_uses_and_revokes_a_member_key(page, live_server, shoot):
 
     page.click("nav >> text=Your API keys")
     page.click("text=Create your first key")
+    page.wait_for_selector("input[name=name]")  # the form is there before counting what it lacks
     assert page.locator("input[name=access_products]").count() == 0
     page.fill("input[name=name]", "My script")
     page.click("label.segment:has(input[name=access_communities][value=read])")
