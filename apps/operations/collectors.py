@@ -3,6 +3,7 @@ the database, Redis and what waits in it to be moved. A few indexed queries per 
 
 import time
 from collections.abc import Iterator
+from datetime import UTC, timedelta
 from typing import Any
 
 from django.db import connection
@@ -17,6 +18,7 @@ from apps.metering.batches import batches_unmoved
 from apps.metering.limits import redis_status
 from apps.metering.records import REDIS_COUNTS, REDIS_REQUESTS
 from apps.request_log.moving import BATCH_PREFIX as REQUEST_LOG_BATCHES
+from apps.request_log.partitions import partitions_existing
 from apps.usage.moving import BATCH_PREFIX as USAGE_BATCHES
 
 
@@ -35,6 +37,7 @@ class ScrapeCollector:
         if database:
             yield from self._queue()
             yield from self._audit_streams()
+            yield from self._request_log()
         yield from self._redis()
 
     def _audit_streams(self) -> Iterator[Any]:
@@ -58,6 +61,19 @@ class ScrapeCollector:
             "gatehouse_audit_streams_failing", "Enabled audit streams whose last delivery failed.",
             AuditStream.objects.filter(enabled=True, failures__gt=0).count(),
         )  # fmt: skip
+
+    def _request_log(self) -> Iterator[Any]:
+        """Whether tomorrow's partition of the request log exists (PostgreSQL): the daily job
+        makes the next two days', so a missing one means that job has not run for a day, and
+        at midnight every entry would wait in Redis or the buffer until one is made."""
+        if connection.vendor != "postgresql":
+            return
+        tomorrow = timezone.now().astimezone(UTC).date() + timedelta(days=1)
+        yield _gauge(
+            "gatehouse_request_log_tomorrow_partition",
+            "1 when tomorrow's (UTC) partition of the request log exists (PostgreSQL).",
+            float(tomorrow in partitions_existing()),
+        )
 
     def _queue(self) -> Iterator[Any]:
         from apps.jobs.models import WorkerHeartbeat

@@ -2,6 +2,7 @@
 the daily job drops the days past REQUEST_LOG_DAYS whole and touches nothing else; on SQLite
 the daily job deletes the same days' rows."""
 
+import io
 from datetime import UTC, date, datetime, timedelta
 
 import pytest
@@ -118,3 +119,32 @@ def test_a_partition_that_waits_behind_a_long_read_keeps_its_entries_for_the_nex
         reader.join()
     usage_flush()
     assert RequestLogEntry.objects.filter(at__date=day).count() == 1
+
+
+@pytest.mark.postgres
+def test_metrics_say_when_tomorrows_partition_is_missing_and_the_command_makes_it(client):
+    from django.core.management import call_command
+
+    from apps.request_log.partitions import partition_name, partitions_forget
+    from tests.operations.test_metrics import sample, scrape
+
+    later = DAY + timedelta(days=40)  # days no other test makes
+    with at(later, 9):
+        call_command("prunerequestlog", stdout=io.StringIO())
+        assert sample(scrape(client), "gatehouse_request_log_tomorrow_partition") == 1
+        with connection.cursor() as cursor:
+            cursor.execute(f'DROP TABLE "{partition_name(later + timedelta(days=1))}"')
+        partitions_forget()
+        assert sample(scrape(client), "gatehouse_request_log_tomorrow_partition") == 0
+        printed = io.StringIO()
+        call_command("prunerequestlog", stdout=printed)
+        assert printed.getvalue().startswith("Dropped ")
+        assert sample(scrape(client), "gatehouse_request_log_tomorrow_partition") == 1
+
+
+def test_the_partition_gauge_is_not_scraped_off_postgresql(client):
+    from tests.operations.test_metrics import scrape
+
+    if connection.vendor == "postgresql":
+        pytest.skip("PostgreSQL has partitions")
+    assert "gatehouse_request_log_tomorrow_partition" not in scrape(client)
