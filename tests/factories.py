@@ -87,7 +87,9 @@ def make_key(
         user=user,
         name=name,
         scopes=list(scopes),
-        expires_at=(timezone.now() + expires_in) if expires_in and tag != "cli" else None,
+        expires_at=(timezone.now() + expires_in)
+        if expires_in and tag not in ("cli", "mcp")
+        else None,
         kind=kind,
         tag=tag,
         restrictions=restrictions,

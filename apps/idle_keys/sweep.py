@@ -4,7 +4,7 @@ its warning: audited `key.revoked` with reason `idle`, its holder e-mailed (a se
 account's: the owners) and a webhook sent. 7 days before, its holder is warned once
 (`key.idle_warning`). Any holder, any tag. The `idle-keys` job runs it on the task queue."""
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -15,6 +15,7 @@ from apps.api_keys.models import ApiKey, ApiKeyQuerySet, ApiKeyState
 from apps.api_keys.services import api_key_revoke
 from apps.api_keys.states import idle_condition
 from apps.audit.services import Actor, audit_record
+from apps.common.dates import day_text, moment_text
 from apps.common.tasks import send_email
 from apps.metering.buffer import batches_move_all
 from apps.metering.witnesses import used_since
@@ -120,9 +121,9 @@ def idle_keys_warn(*, now: datetime | None = None) -> int:
                 key,
                 f"Your API key “{key.name}” will be revoked in 7 days unless it is used",
                 f"The API key “{key.name}” ({key.hint}) in {key.workspace.name} has not been "
-                f"used since {since:%Y-%m-%d}. Keys unused for {days} days are revoked there, "
-                f"so this one will be on {revoked_at:%Y-%m-%d} unless it makes a request "
-                f"before.\n\nThe key and its history:\n{_links(key)['page']}\n",
+                f"used since {day_text(since)}. Keys unused for {days} days are revoked there, "
+                f"so this one will be on {moment_text(revoked_at, UTC)} unless it makes a "
+                f"request before.\n\nThe key and its history:\n{_links(key)['page']}\n",
             )
     return warned
 

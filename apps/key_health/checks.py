@@ -104,6 +104,21 @@ def health_checks(request: WorkspaceRequest) -> list[HealthCheck]:
                 action=action,
             )
         )
+    if request.workspace.key_idle_days:
+        filters = KeyFilters(idle_warned=True)
+        checks.insert(
+            0,
+            HealthCheck(
+                slug="idle-warned",
+                count=filters.apply(keys, now).count(),
+                title="Revoked soon as idle",
+                why=f"Keys unused for {request.workspace.key_idle_days - 7}+ days, warned: the "
+                f"key policy revokes them at {request.workspace.key_idle_days} days unless "
+                "they are used before.",
+                url=f"{list_url}?{filters.as_query()}",
+                action="Revoke now what nothing needs",
+            ),
+        )
     checks.append(
         HealthCheck(
             slug="unused-service-accounts",

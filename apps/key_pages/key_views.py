@@ -21,6 +21,7 @@ from apps.approvals.services import approval_decider_problem
 from apps.audit.models import AuditEvent
 from apps.audit.services import request_actor
 from apps.common.validation import InvalidInput
+from apps.idle_keys.notices import attach_idle_notices
 from apps.metering.refusals import refusals_last_day
 from apps.quotas.uses import attach_quota_uses
 from apps.workspaces.decorators import WorkspaceRequest
@@ -63,6 +64,7 @@ def _key_page(
         for group, ids in key.unused_objects.items()
     }
     attach_quota_uses([key])
+    attach_idle_notices([key])
     context = {
         **pages.context(request),
         "key": key,

@@ -12,6 +12,7 @@ from django.utils import timezone
 from apps.api_keys.models import UNUSED_AFTER, ApiKey, ApiKeyQuerySet, ApiKeyState
 from apps.api_keys.states import idle_condition
 from apps.common.validation import parse_id
+from apps.idle_keys.notices import warned_condition
 from apps.quotas.uses import key_quota_uses
 
 # The list opens on the keys that work or wait for approval (every CLI re-login leaves a
@@ -54,6 +55,7 @@ class KeyFilters:
     no_expiry: bool = False
     expiring: bool = False  # active and expiring within 7 days
     idle: int = 0  # unused (or, never used, created) this many days ago or more
+    idle_warned: bool = False  # warned: revoked within 7 days as idle unless used (§13)
     write_unrestricted: bool = False  # a write scope, limited to no object and no network
     quota_high: bool = False  # active, past 80 % of its quota this period
     ignored: tuple[str, ...] = ()
@@ -79,6 +81,7 @@ class KeyFilters:
             no_expiry=query.get("no_expiry") == "1",
             expiring=query.get("expiring") == "1",
             idle=int(idle) if idle and valid["idle"] else 0,
+            idle_warned=query.get("idle_warned") == "1",
             write_unrestricted=query.get("write_unrestricted") == "1",
             quota_high=query.get("quota_high") == "1",
             ignored=tuple(name for name, ok in valid.items() if not ok),
@@ -134,12 +137,17 @@ class KeyFilters:
             keys = keys.filter(expires_at__isnull=True)
         if self.idle:
             keys = keys.in_state(ApiKeyState.ACTIVE, now).filter(idle_condition(self.idle, now))
+        if self.idle_warned:
+            keys = keys.in_state(ApiKeyState.ACTIVE, now).filter(warned_condition())
         if self.write_unrestricted:
             candidates = keys.select_related(None).only("pk", *UNRESTRICTED_FIELDS)
             keys = keys.filter(pk__in=[key.pk for key in candidates if _writes_unrestricted(key)])
         if self.expiring:
-            keys = keys.in_state(ApiKeyState.ACTIVE, now).filter(
-                expires_at__lte=now + EXPIRING_WITHIN
+            # A connected app's key renews itself an hour at a time: never "expiring" (§13).
+            keys = (
+                keys.in_state(ApiKeyState.ACTIVE, now)
+                .filter(expires_at__lte=now + EXPIRING_WITHIN)
+                .exclude(tag=ApiKey.Tag.MCP)
             )
         if self.quota_high:
             with_quota = list(

@@ -22,6 +22,7 @@ from apps.common.dates import moment_text
 from apps.common.spreadsheet import csv_lines
 from apps.common.validation import InvalidInput, parse_id
 from apps.common.wording import pluralize
+from apps.idle_keys.notices import attach_idle_notices
 from apps.quotas.uses import attach_quota_uses
 from apps.workspaces.decorators import WorkspaceRequest
 
@@ -95,6 +96,7 @@ def key_list_page(request: WorkspaceRequest, pages: KeyPages) -> HttpResponse:
     keys = filters.apply(all_keys.select_related("user", "revoked_by", "workspace"))
     page = Paginator(keys, KEYS_PER_PAGE).get_page(request.GET.get("page"))
     attach_quota_uses(page.object_list)
+    attach_idle_notices(page.object_list)
     return render(
         request,
         "key_pages/key_list.html",

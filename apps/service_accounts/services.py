@@ -73,10 +73,11 @@ UNUSED_ACCOUNT_DAYS = 30
 def unused_service_accounts(
     workspace: Workspace, now: datetime | None = None
 ) -> QuerySet[ServiceAccount]:
-    """The service accounts none of whose keys was used in the last 30 days (or ever)."""
+    """The service accounts older than 30 days none of whose keys was used in the last 30 days
+    (or ever): one made a minute ago is not unused yet (docs/product.md §13)."""
     since = (now or timezone.now()) - timedelta(days=UNUSED_ACCOUNT_DAYS)
     return service_accounts_of(workspace).filter(
-        Q(last_used_at__isnull=True) | Q(last_used_at__lt=since)
+        Q(last_used_at__isnull=True) | Q(last_used_at__lt=since), created_at__lte=since
     )
 
 

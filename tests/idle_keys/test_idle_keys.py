@@ -2,7 +2,7 @@
 revocation at the day; a key used in between survives; idleDays checked all-or-nothing."""
 
 import json
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 import time_machine
@@ -12,6 +12,7 @@ from django.utils import timezone
 from apps.api_keys.models import ApiKey
 from apps.audit.models import AuditEvent
 from apps.audit.services import Actor
+from apps.common.dates import day_text, moment_text
 from apps.idle_keys.sweep import idle_keys_job
 from apps.service_accounts.services import service_account_create, service_account_key_create
 from apps.webhooks.services import endpoint_create
@@ -98,7 +99,7 @@ def test_a_key_idle_when_the_policy_comes_in_is_warned_before_it_goes(owner, wor
 
 def test_a_warning_never_names_a_revocation_date_already_past(owner, workspace):
     start = timezone.now()
-    make_key(user=owner)
+    made = make_key(user=owner)
     with days_on(start, 100):
         Workspace.objects.filter(pk=workspace.pk).update(key_idle_days=30)
         idle_keys_job()
@@ -107,7 +108,8 @@ def test_a_warning_never_names_a_revocation_date_already_past(owner, workspace):
         named = datetime.fromisoformat(warning.data["revokedAt"])
         assert named >= timezone.now() + timedelta(days=7) - timedelta(seconds=1)
         [notice] = [m for m in mail.outbox if "will be revoked" in m.subject]
-        assert f"on {named:%Y-%m-%d}" in notice.body
+        assert f"on {moment_text(named, UTC)} unless" in notice.body  # one date system (§4)
+        assert f"since {day_text(made.key.created_at)}." in notice.body
 
 
 def test_a_key_that_answered_just_before_the_sweep_is_not_taken(client, owner, policy, settings):
@@ -179,3 +181,43 @@ def test_idle_days_set_and_cleared_over_the_api_and_the_settings_page(client, ow
         assert value is None or isinstance(answer.json()["idleDays"], int)
     page = client.get("/settings/")
     assert "Revoke keys unused for" in page.content.decode()
+
+
+def test_a_warned_key_says_so_in_the_list_and_on_its_page_until_used(client, owner, policy):
+    """PRODUCT §13: from the warning on, "Idle N days, revoked on <day> unless used" in the
+    list and on the key's page, and the list filters by it; used, the notice goes."""
+    start = timezone.now()
+    warned = make_key(user=owner, name="Nightly export")
+    fresh = make_key(user=owner, name="Fresh key")
+    with days_on(start, 23.5):
+        client.force_login(owner)  # a session of that day
+        ApiKey.objects.filter(pk=fresh.key.pk).update(last_used_at=timezone.now())
+        listed = client.get("/integrations/api/").content.decode()
+        assert "revoked on" not in listed  # not warned yet: the job has not run
+        idle_keys_job()
+        on = day_text(warned.key.created_at + timedelta(days=30))
+        listed = client.get("/integrations/api/").content.decode()
+        assert f"Idle 23 days, revoked on {on} unless used" in listed
+        page = client.get(f"/integrations/api/keys/{warned.key.pk}/").content.decode()
+        assert 'data-testid="idle-notice"' in page and f"revoked on {on} unless used" in page
+        filtered = client.get("/integrations/api/?idle_warned=1").content.decode()
+        assert "Nightly export" in filtered and "Fresh key" not in filtered
+        assert "Revoked soon as idle" in filtered
+    with days_on(start, 25):
+        client.force_login(owner)
+        assert client.get("/api/v1/workspace", **auth(warned.secret)).status_code == 200
+        from apps.metering.buffer import usage_flush
+
+        usage_flush()
+        page = client.get(f"/integrations/api/keys/{warned.key.pk}/").content.decode()
+        assert 'data-testid="idle-notice"' not in page
+        filtered = client.get("/integrations/api/?idle_warned=1").content.decode()
+        assert "Nightly export" not in filtered
+    with days_on(start, 25 + 23.5):  # warned again, then the policy is turned off: no notice
+        idle_keys_job()
+        client.force_login(owner)
+        page = client.get(f"/integrations/api/keys/{warned.key.pk}/").content.decode()
+        assert 'data-testid="idle-notice"' in page
+        Workspace.objects.filter(pk=warned.key.workspace_id).update(key_idle_days=None)
+        page = client.get(f"/integrations/api/keys/{warned.key.pk}/").content.decode()
+        assert 'data-testid="idle-notice"' not in page

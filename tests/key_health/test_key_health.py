@@ -13,7 +13,7 @@ from apps.api_keys.models import ApiKey
 from apps.api_keys.restrictions import Restrictions
 from apps.audit.services import Actor
 from apps.service_accounts.services import service_account_create, service_account_key_create
-from apps.workspaces.models import Workspace
+from apps.workspaces.models import ServiceAccount, Workspace
 from tests.factories import make_key
 
 pytestmark = pytest.mark.django_db
@@ -98,6 +98,8 @@ def test_service_accounts_unused_for_30_days_link_to_those_accounts(client, owne
         account=busy, name="k", scopes=["pages:read"], expires_at=None, actor=Actor.of_user(owner)
     )
     ApiKey.objects.filter(pk=used.key.pk).update(last_used_at=timezone.now())
+    assert tiles(client)["unused-service-accounts"][1] == 0  # both made a minute ago
+    ServiceAccount.objects.update(created_at=timezone.now() - timedelta(days=31))
     href, count = tiles(client)["unused-service-accounts"]
     assert count == 1
     listed = client.get(href).content.decode()
