@@ -87,6 +87,8 @@ def _column_format(name: str, schema: dict[str, Any]) -> str | None:
         return "date-time"  # shown in the terminal's time zone, to the minute
     if name.endswith("Cents"):
         return "cents"  # shown as 19.99
+    if name == "holderEmail":
+        return "holder"  # a service account's name, never its .invalid address (§12)
     return None
 
 

@@ -1,13 +1,13 @@
 from django.urls import path
 
-from . import approval_views, key_views, views
+from . import approval_views, export, key_views, views
 
 app_name = "key_pages"
 
 urlpatterns = [
     path("", views.key_list, name="list"),
     path("new/", views.key_create, name="create"),
-    path("export.csv", views.key_export, name="export"),
+    path("export.csv", export.key_export, name="export"),
     path("revoke-selected/", views.key_bulk_revoke, name="bulk_revoke"),
     path("waiting/", approval_views.key_waiting, name="waiting"),
     path("decide/", approval_views.key_decide, name="decide"),

@@ -1,25 +1,20 @@
 """The key list and what acts on many keys or makes a new one: create (the secret shown once),
-the CSV inventory, revoking a selection. One function per page serves both audiences
-(`pages.KeyPages`); a key's own pages are in `key_views.py`."""
+revoking a selection. One function per page serves both audiences (`pages.KeyPages`); a key's
+own pages are in `key_views.py`, the CSV inventory in `export.py`."""
 
 import secrets
-from collections.abc import Iterator
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.http import HttpResponse, StreamingHttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
-from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
 
 from apps.api_keys.models import ApiKey, ApiKeyQuerySet
 from apps.api_keys.policy import EXPIRY_DAY_CHOICES, create_approval_note
 from apps.api_keys.services import KEY_MANAGER_ROLES, api_key_create, api_key_revoke
 from apps.audit.services import request_actor
-from apps.common.dates import moment_text
-from apps.common.spreadsheet import csv_lines
 from apps.common.validation import InvalidInput, parse_id
 from apps.common.wording import pluralize
 from apps.idle_keys.notices import attach_idle_notices
@@ -41,27 +36,6 @@ from .selectors import (
 from .service_holders import service_account_for_new_key
 
 KEYS_PER_PAGE = 20
-INVENTORY_COLUMNS = [
-    "name",
-    "description",
-    "hint",
-    "kind",
-    "holder",
-    "scopes",
-    "state",
-    "created_at",
-    "expires_at",
-    "last_used_at",
-    "last_used_ip",
-    "revoked_at",
-    "unused_scopes_30_days",
-    "restrictions",
-    "chosen_communities",
-    "chosen_pages",
-    "chosen_products",
-    "allowed_networks",
-    "rate_limit_per_minute",
-]
 # Tokens of create forms already used, so a reload or a re-sent form never mints a second key.
 CONSUMED_FORMS_SESSION_KEY = "api_keys_consumed_forms"
 
@@ -115,57 +89,6 @@ def key_list_page(request: WorkspaceRequest, pages: KeyPages) -> HttpResponse:
             "idle_choices": IDLE_CHOICES,
         },
     )
-
-
-def _restriction_cells(key: ApiKey) -> list[str]:
-    """A key's restrictions for the CSV: the summary, each group's chosen ids ("all" when the
-    key is not limited in it), the networks and the own rate limit."""
-    restrictions = key.restrictions
-    chosen = [
-        "all" if ids is None else " ".join(map(str, ids)) for ids in restrictions.chosen.values()
-    ]
-    rate = restrictions.rate_limit_per_minute
-    return [
-        restrictions.summary(),
-        *chosen,
-        " ".join(restrictions.networks),
-        "" if rate is None else str(rate),
-    ]
-
-
-def key_export_page(request: WorkspaceRequest, pages: KeyPages) -> StreamingHttpResponse:
-    """The filtered inventory as CSV: everything on the list, never a secret or a hash."""
-    filters = KeyFilters.from_query(request.GET)
-    keys = filters.apply(pages.keys(request).select_related("user"))
-    now = timezone.now()
-    # Rows are written after the view returns, outside its time zone: name the zone here.
-    zone = ZoneInfo(request.workspace.timezone)
-
-    def rows() -> Iterator[list[str]]:
-        yield INVENTORY_COLUMNS
-        for key in keys.iterator(chunk_size=500):
-            yield [
-                key.name,
-                key.description,
-                key.hint,
-                "cli" if key.is_cli else key.kind,
-                key.user.email,
-                " ".join(key.scopes),
-                key.state_at(now),
-                # One date format with the pages: the workspace's zone, named.
-                moment_text(key.created_at, zone),
-                moment_text(key.expires_at, zone) if key.expires_at else "",
-                moment_text(key.last_used_at, zone) if key.last_used_at else "",
-                key.last_used_ip or "",
-                moment_text(key.revoked_at, zone) if key.revoked_at else "",
-                " ".join(key.unused_scopes_at(now)) if key.state_at(now) == "active" else "",
-                *_restriction_cells(key),
-            ]
-
-    response = StreamingHttpResponse(csv_lines(rows()), content_type="text/csv; charset=utf-8")
-    stamp = now.strftime("%Y%m%d-%H%M%S")
-    response["Content-Disposition"] = f'attachment; filename="gatehouse-keys-{stamp}.csv"'
-    return response
 
 
 def key_bulk_revoke_page(request: WorkspaceRequest, pages: KeyPages) -> HttpResponse:
@@ -281,5 +204,4 @@ def key_create_page(request: WorkspaceRequest, pages: KeyPages) -> HttpResponse:
 
 key_list, member_key_list = for_both_audiences(key_list_page, ["GET"])
 key_create, member_key_create = for_both_audiences(key_create_page, ["GET", "POST"], sudo=True)
-key_export, member_key_export = for_both_audiences(key_export_page, ["GET"])
 key_bulk_revoke, member_key_bulk_revoke = for_both_audiences(key_bulk_revoke_page, ["POST"])

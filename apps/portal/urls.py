@@ -1,5 +1,6 @@
 from django.urls import path
 
+from apps.key_pages import export as keys_export
 from apps.key_pages import key_views
 from apps.key_pages import views as keys_views
 
@@ -14,7 +15,7 @@ urlpatterns = [
     path("", views.portal_home, name="home"),
     path(DEVELOPER, keys_views.member_key_list, name="developer"),
     path(DEVELOPER + "new/", keys_views.member_key_create, name="key_create"),
-    path(DEVELOPER + "export.csv", keys_views.member_key_export, name="key_export"),
+    path(DEVELOPER + "export.csv", keys_export.member_key_export, name="key_export"),
     path(DEVELOPER + "revoke-selected/", keys_views.member_key_bulk_revoke, name="key_bulk_revoke"),
     path(KEY, key_views.member_key_detail, name="key_detail"),
     path(KEY + "details/", key_views.member_key_details, name="key_details"),

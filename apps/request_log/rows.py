@@ -16,7 +16,7 @@ from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 
 from apps.common.dates import ago, moment_text
-from apps.common.text import breakable
+from apps.common.text import breakable, holder
 
 from .reading import LogRow
 
@@ -96,7 +96,7 @@ def request_row(row: LogRow, *, show_key: bool, found_id: str = "", key_url: str
                 url=key_url,
                 name=name,
                 hint=escape(key.hint),
-                email=breakable(key.user.email),
+                email=breakable(holder(key.user)),
             )
         else:
             key_cell = KEY_CELL.format(

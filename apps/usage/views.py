@@ -11,6 +11,7 @@ from django.views.decorators.http import require_http_methods
 
 from apps.api_keys.models import ApiKey
 from apps.common.spreadsheet import csv_lines
+from apps.common.text import holder
 from apps.quotas.uses import attach_quota_uses
 from apps.workspaces.decorators import WorkspaceRequest, workspace_staff_required
 
@@ -83,7 +84,7 @@ def usage_export(request: WorkspaceRequest) -> StreamingHttpResponse:
                 key.pk,
                 key.name,
                 key.hint,
-                key.user.email,
+                holder(key.user),
                 row["operation"],
                 row["outcome"],
                 row["total"],

@@ -136,12 +136,22 @@ def _quota_text(use: dict[str, Any]) -> str:
 
 
 def record_text(record: dict[str, Any]) -> str:
-    """A record as aligned "Label  value" lines."""
+    """A record as aligned "Label  value" lines; a key's holder as people read it."""
     labels = {name: label(name) for name in record}
+    values = dict(record)
+    if "holderEmail" in values and _service_account_name(record):
+        # A service account's address ends in .invalid and says nothing: its name instead.
+        labels["holderEmail"] = "Holder"
+        values["holderEmail"] = f"{_service_account_name(record)} (service account)"
     width = max((len(text) for text in labels.values()), default=0)
     return "\n".join(
-        f"{labels[name].ljust(width)}  {_text(value)}" for name, value in record.items()
+        f"{labels[name].ljust(width)}  {_text(value)}" for name, value in values.items()
     )
+
+
+def _service_account_name(row: dict[str, Any]) -> str:
+    account = row.get("serviceAccount")
+    return str(account.get("name") or "") if isinstance(account, dict) else ""
 
 
 def when(moment: datetime) -> str:
@@ -150,9 +160,12 @@ def when(moment: datetime) -> str:
     return f"{moment:%b} {moment.day}, {moment:%Y %H:%M %Z}".rstrip()
 
 
-def _cell(value: Any, form: str | None) -> str:
+def _cell(value: Any, form: str | None, row: dict[str, Any]) -> str:
     """A table cell as people read it: times to the minute in the terminal's zone, cents as
-    money; anything unexpected as it came."""
+    money, a key's holder by its service account's name when it has one; anything unexpected
+    as it came."""
+    if form == "holder":
+        return _service_account_name(row) or _text(value)
     if form == "date-time" and isinstance(value, str):
         try:
             return when(datetime.fromisoformat(value).astimezone())
@@ -167,6 +180,8 @@ def _title(column: dict[str, Any]) -> str:
     name = column["name"]
     if column.get("format") == "cents":
         name = name.removesuffix("Cents")
+    if column.get("format") == "holder":
+        name = "holder"
     return label(name).upper()
 
 
@@ -176,7 +191,7 @@ def table(rows: Iterable[dict[str, Any]], columns: list[dict[str, Any]]) -> str:
     if not rows:
         return "(none)"
     titles = [_title(column) for column in columns]
-    cells = [[_cell(row.get(c["name"]), c.get("format")) for c in columns] for row in rows]
+    cells = [[_cell(row.get(c["name"]), c.get("format"), row) for c in columns] for row in rows]
     widths = [max(len(title), *(len(c[i]) for c in cells)) for i, title in enumerate(titles)]
     lines = ["  ".join(t.ljust(w) for t, w in zip(titles, widths, strict=True))]
     lines += ["  ".join(c.ljust(w) for c, w in zip(cell, widths, strict=True)) for cell in cells]
