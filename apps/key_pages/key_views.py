@@ -1,6 +1,7 @@
 """One key's pages: its own page (facts, use, history), rename and describe, narrow, roll and
 revoke. Each page function serves both audiences (`pages.KeyPages`)."""
 
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.contrib import messages
@@ -8,6 +9,7 @@ from django.db.models import Q
 from django.http import HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
 
 from apps.api_keys.audit_actions import KEY_LEAKED
@@ -68,6 +70,7 @@ def _key_page(
     context = {
         **pages.context(request),
         "key": key,
+        "handover": _handed_over_to(request, key),
         "history": history,
         "unused_scopes": unused,
         "used_scopes": [s for s in key.scopes if s not in unused],
@@ -91,6 +94,39 @@ def _key_page(
     if errors.get("narrow_error") and request.method == "POST":
         context["restrictions"] = _narrow_inputs(request, pages, key, request.POST)
     return render(request, "key_pages/key_detail.html", context, status=status)
+
+
+def _handed_over_to(request: WorkspaceRequest, key: ApiKey) -> dict[str, Any] | None:
+    """Where a key went when it was handed over to a service account (docs/product.md §12):
+    the new key, the account, and until when the old secret worked as the new key."""
+    if key.revoked_at is None:
+        return None
+    event = (
+        AuditEvent.objects.filter(
+            workspace=request.workspace, action=KEY_HANDED_OVER_ACTION, data__fromKey__id=key.pk
+        )
+        .order_by("-created_at")
+        .first()
+    )
+    if event is None:
+        return None
+    stops = _moment(event.data.get("oldSecretStopsAt"))
+    return {
+        "key_id": event.data["toKey"]["id"],
+        "hint": event.data["toKey"]["hint"],
+        "account": event.data["serviceAccount"]["name"],
+        "at": event.created_at,
+        "stops_at": stops,
+        "grace": stops is not None and stops > event.created_at + timedelta(seconds=1),
+        "working": stops is not None and stops > timezone.now(),
+    }
+
+
+def _moment(value: object) -> datetime | None:
+    try:
+        return datetime.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
 
 
 def key_detail_page(request: WorkspaceRequest, pages: KeyPages, key_id: int) -> HttpResponse:

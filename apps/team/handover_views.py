@@ -119,8 +119,11 @@ def team_member_hand_over(request: WorkspaceRequest, membership_id: int) -> Http
             "key": created.key,
             "secret": created.secret,
             "handed_over": key,
+            # Where the job stands: their keys still in use, then the step that ends it.
+            "left_working": len(keys_in_use(request.workspace, membership.user)),
+            "leaving": membership.user.email,
+            "demote": request.POST.get("demote") == "1",
             "back_url": back,
-            "back_label": f"Back to {membership.user.email}'s keys",
         },
     )
     add_never_cache_headers(response)

@@ -82,22 +82,35 @@ def test_a_key_survives_its_maker_leaving_through_a_hand_over(page, browser, liv
     in_use.locator("button:has-text('Hand over')").click()
     new_secret = page.text_content("[data-testid=new-secret]").strip()
     assert "Replaces" in page.text_content(".facts")
+    assert "Key handed over to " in page.text_content("h1")
+    # Where the job stands: Ada's only key in use is decided, the last step is to remove her.
+    assert "No key of ada@acme.test in use is left to decide" in page.text_content(
+        "[data-testid=handover-next]"
+    )
     page.click("button.copy[data-copy-target='#new-secret']")
     assert whoami(live_server, new_secret) == (200, account.user.email)
     handed = ApiKey.objects.get(user=account.user, name="Deploy hook")
 
     # The old secret acts as the service account's new key; the rest of Ada's keys go.
-    page.click("text=Back to ada@acme.test's keys")
+    page.click("text=Last step: remove ada@acme.test")
     page.click("button:has-text('Remove from the team')")
     assert "Removed ada@acme.test" in page.text_content(".flashes")
     assert whoami(live_server, hook_secret) == (200, account.user.email)
     assert whoami(live_server, other_secret) == (401, "revoked-key")
     assert whoami(live_server, account_secret)[0] == 200
 
-    # Both keys' pages say so.
+    # Both keys' pages say so; the old one names the new key, links to it, and says until when
+    # its secret works as it, with no incident panel.
     for key in (hook, handed):
         page.goto(f"/integrations/api/keys/{key.pk}/")
         assert "Key handed over to a service account" in page.text_content("main")
+    page.goto(f"/integrations/api/keys/{hook.pk}/")
+    assert "Its secret still works, as the service account's key, until" in page.text_content(
+        "[data-testid=handover-secret]"
+    )
+    assert page.locator("text=What this key did").count() == 0
+    page.click("text=Go to the service account's key")
+    page.wait_for_url(f"**/integrations/api/keys/{handed.pk}/")
 
     # When the grace ends, the old secret stops; the new one goes on.
     with time_machine.travel(timezone.now() + timedelta(hours=1, seconds=5)):

@@ -201,3 +201,26 @@ def test_only_an_owner_hands_over(admin, admins_key, account):
 
     with pytest.raises(PermissionDenied):
         hand_over(admin, admins_key, account)
+
+
+def test_the_old_keys_page_says_where_it_went_and_until_when_its_secret_works(
+    client, owner, admins_key, account
+):
+    """PRODUCT §12: the old key's page names the service account's new key, links to it, and
+    says until when the old secret works as it; no incident panel, no Re-create."""
+    new = hand_over(owner, admins_key, account, grace=HOUR)
+    page = client.get(f"/integrations/api/keys/{admins_key.key.pk}/").content.decode()
+    assert "Handed over to the service account CI deploy" in page
+    assert f'href="/integrations/api/keys/{new.key.pk}/"' in page
+    assert "Its secret still works, as the service account's key, until" in page
+    assert "What this key did" not in page and ">Re-create<" not in page
+    assert 'class="badge badge--handed-over">Handed over<' in page
+    with time_machine.travel(timezone.now() + 2 * HOUR, tick=False):
+        client.force_login(owner)
+        later = client.get(f"/integrations/api/keys/{admins_key.key.pk}/").content.decode()
+        assert "and has stopped: only the new secret works" in later
+    # A key revoked for any other reason still shows what it did.
+    plain = make_key(user=owner, name="Plain")
+    api_key_revoke(key=plain.key, actor=Actor.of_user(owner))
+    revoked = client.get(f"/integrations/api/keys/{plain.key.pk}/").content.decode()
+    assert "What this key did" in revoked and "Handed over" not in revoked

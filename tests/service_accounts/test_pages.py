@@ -127,7 +127,7 @@ def test_the_remove_page_shows_the_keys_in_use_and_hands_one_over(client, owner,
     assert handed.status_code == 200
     body = handed.content.decode()
     new_secret = re.search(r'data-testid="new-secret">([^<]+)<', body).group(1)
-    assert "Replaces" in body and "Back to admin@acme.test" in body
+    assert "Replaces" in body and "Last step: remove admin@acme.test" in body
     assert client.get("/api/v1/workspace", **auth(used.secret)).json()["userEmail"] == (
         account.user.email
     )
