@@ -282,3 +282,44 @@ if (bulkRevoke) {
     if (event.target.matches?.("input[name=keys][form=bulk-revoke]")) syncBulkRevoke();
   });
 }
+
+// A row's actions menu (⋯) opens beside its button, fixed to the window so that no card's
+// scrolling edge cuts it off (above the button when there is no room below), and closes on a
+// click elsewhere, on Escape, and when another opens.
+function placeRowMenu(menu) {
+  const items = menu.querySelector(".row-menu-items");
+  const button = menu.querySelector("summary").getBoundingClientRect();
+  const box = items.getBoundingClientRect();
+  const below = button.bottom + 4 + box.height <= window.innerHeight;
+  items.style.top = `${below ? button.bottom + 4 : Math.max(4, button.top - 4 - box.height)}px`;
+  // Its right edge under the button's, or its left edge when there is no room on the left.
+  const left = button.right - box.width >= 4 ? button.right - box.width : button.left;
+  items.style.left = `${Math.max(4, Math.min(left, window.innerWidth - box.width - 4))}px`;
+}
+document.addEventListener("toggle", (event) => {
+  const menu = event.target;
+  if (!(menu instanceof HTMLDetailsElement) || !menu.classList.contains("row-menu") || !menu.open) return;
+  for (const other of document.querySelectorAll("details.row-menu[open]")) {
+    if (other !== menu) other.open = false;
+  }
+  placeRowMenu(menu);
+}, true);
+// Scrolling the page or a card moves the button: the menu follows it.
+for (const type of ["scroll", "resize"]) {
+  window.addEventListener(type, () => {
+    for (const menu of document.querySelectorAll("details.row-menu[open]")) placeRowMenu(menu);
+  }, true);
+}
+document.addEventListener("click", (event) => {
+  if (event.target.closest("dialog")) return;  // its Revoke's confirmation: the menu stays
+  for (const menu of document.querySelectorAll("details.row-menu[open]")) {
+    if (!menu.contains(event.target)) menu.open = false;
+  }
+});
+document.addEventListener("keydown", (event) => {
+  if (event.key !== "Escape") return;
+  for (const menu of document.querySelectorAll("details.row-menu[open]")) {
+    menu.open = false;
+    menu.querySelector("summary").focus();
+  }
+});

@@ -83,6 +83,7 @@ def test_sign_up_create_key_use_it_revoke_it(page, live_server, shoot):
     shoot(page, "05-keys-list")
 
     # The in-page dialog: Cancel changes nothing and gives focus back to the Revoke button.
+    row.locator("summary").click()  # the row's actions menu (⋯)
     revoke = row.get_by_role("button", name="Revoke Zapier sync")
     revoke.click()
     dialog = page.locator("dialog#confirm-dialog")
@@ -155,7 +156,9 @@ def test_revoke_works_with_javascript_off(browser, live_server, shoot):
     page = context.new_page()
     try:
         sign_in(page, "owner@acme.test")
-        page.locator("tr", has_text="No-JS key").locator("button:has-text('Revoke')").click()
+        row = page.locator("tr", has_text="No-JS key")
+        row.locator("summary[aria-label='Actions for No-JS key']").click()  # native, no script
+        row.locator("button:has-text('Revoke')").click()
         page.wait_for_url(re.compile(r"/revoke/"))
         shoot(page, "09-revoke-confirm-no-js")
         page.click("button:has-text('Revoke key')")

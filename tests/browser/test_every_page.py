@@ -305,6 +305,36 @@ DATE_SYSTEM = r"""() => {
   return out;
 }"""
 
+# No table wider than its card: nothing reached by scrolling a card sideways (issue 54).
+TABLES_CUT = """() => [...document.querySelectorAll("table")]
+  .filter(table => table.offsetParent !== null)
+  .map(table => {
+    let box = table.parentElement;
+    while (box && box !== document.body && !["auto", "scroll", "hidden"].includes(
+      getComputedStyle(box).overflowX)) box = box.parentElement;
+    if (!box || box === document.body) return null;
+    return box.scrollWidth > box.clientWidth + 1
+      ? `${table.className || "table"} ${box.scrollWidth} px in ${box.clientWidth} px` : null;
+  })
+  .filter(Boolean)"""
+
+# What a person reads: never a service account's .invalid address, never a raw ISO 8601 time.
+UNREADABLE = r"""() => {
+  // Text a person reads: not code or a payload shown as sent (pre, code), nor scripts.
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT, {
+    acceptNode: node => node.parentElement.closest("pre, code, script, style, template")
+      ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT,
+  });
+  let text = "";
+  while (walker.nextNode()) text += walker.currentNode.nodeValue + " ";
+  const out = [];
+  const invalid = text.match(/\S+@\S+\.invalid\b/);
+  if (invalid) out.push("an .invalid address: " + invalid[0]);
+  const iso = text.match(/\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?([+-]\d\d:\d\d|Z)?/);
+  if (iso) out.push("a raw ISO time: " + iso[0]);
+  return out;
+}"""
+
 # On a phone a label stands above its value, not in a column of its own beside it.
 LABELS_BESIDE = """() => [...document.querySelectorAll("dl dt")]
   .filter(dt => dt.offsetParent !== null && dt.nextElementSibling?.tagName === "DD")
@@ -474,6 +504,10 @@ def test_no_page_scrolls_sideways(browser, live_server, shoot, width):
                 overflowing[name] = rows
             if dates := page.evaluate(DATE_SYSTEM):
                 overflowing[name] = dates
+            if cut := page.evaluate(TABLES_CUT):
+                overflowing[name] = f"tables wider than their cards: {cut}"
+            if unreadable := page.evaluate(UNREADABLE):
+                overflowing[name] = unreadable
             if grey := page.evaluate(DEFAULT_FIELDSETS):
                 overflowing[name] = f"browser-default fieldsets: {grey}"
             if wrapped := page.evaluate(CONTROLS_WRAPPED):

@@ -24,6 +24,13 @@ def test_the_bulk_button_waits_for_a_tick_and_a_revoke_says_so_on_screen(page, l
     page.locator("tr", has_text="First").locator("input[name=keys]").uncheck()
     page.locator("tr", has_text="Second").locator("input[name=keys]").uncheck()
     expect(bulk).to_be_hidden()
+    menu = page.locator("summary[aria-label='Actions for First']")
+    menu.click()
+    expect(page.get_by_role("button", name="Revoke First")).to_be_visible()
+    page.keyboard.press("Escape")  # closes the menu, focus back on its button
+    expect(page.get_by_role("button", name="Revoke First")).to_be_hidden()
+    assert page.evaluate("document.activeElement.getAttribute('aria-label')") == "Actions for First"
+    menu.click()
     page.get_by_role("button", name="Revoke First").click()
     page.locator("dialog#confirm-dialog").get_by_role("button", name="Revoke key").click()
     expect(page.locator("main .flashes .flash--success")).to_contain_text("Revoked “First”")

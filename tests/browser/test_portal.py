@@ -41,6 +41,7 @@ def test_member_creates_uses_and_revokes_a_member_key(page, live_server, shoot):
 
     page.click("text=Done, back to the keys")
     row = page.locator("tr", has_text="My script")
+    row.locator("summary").click()  # the row's actions menu (⋯)
     row.locator("button:has-text('Revoke')").click()
     page.locator("dialog#confirm-dialog").get_by_role("button", name="Revoke key").click()
     page.locator("tr", has_text="My script").locator(".badge--revoked").wait_for()
