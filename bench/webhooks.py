@@ -1,13 +1,16 @@
 """How fast webhook events get out, and what they cost the request that causes them.
 
     .venv/bin/python bench/webhooks.py [--database sqlite|postgres] [--events 2000]
+        [--answer-ms 0] [--throughput-only]
 
 On a fresh database (a SQLite file, or a PostgreSQL database over the local socket), with a
 receiver on loopback (a threaded http.server in this process that records each arrival):
 
 1. throughput: `--events` deliveries queued at once, then `manage.py worker -- --batch` run by
-   one worker, then by two at the same time; events delivered per second (wall time of the
-   workers, from start to the last one's exit);
+   one worker one delivery at a time (TASK_THREADS=1), then side by side (TASK_THREADS=8, 4 to
+   an endpoint; the receiver's endpoints are 10, the events spread over them), then by two
+   workers at the same time; events delivered per second (wall time of the workers, from start
+   to the last one's exit). `--answer-ms` makes the receiver take that long to answer;
 2. latency: two workers polling (`--interval 0.1`, and the default 1 s), 200 keys revoked one
    every 25 ms; the time from each revocation's commit to its event's arrival, p50 and p99;
 3. the revoking request: DELETE /api/v1/keys/{id} in-process (Django's test client, DEBUG
@@ -39,7 +42,7 @@ def percentile(values: list[float], share: float) -> float:
 class Receiver:
     """Records (webhook-id, the key id in the body, arrival time) of every POST."""
 
-    def __init__(self) -> None:
+    def __init__(self, answer_ms: int = 0) -> None:
         self.arrivals: dict[str, tuple[int | None, float]] = {}
         self.lock = threading.Lock()
         receiver = self
@@ -56,6 +59,7 @@ class Receiver:
                     key_id = int(body.split(marker, 1)[1].split(b",", 1)[0])
                 with receiver.lock:
                     receiver.arrivals[self.headers["webhook-id"]] = (key_id, arrived)
+                time.sleep(answer_ms / 1000)
                 self.send_response(204)
                 self.end_headers()
 
@@ -96,6 +100,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--database", choices=["sqlite", "postgres"], default="sqlite")
     parser.add_argument("--events", type=int, default=2000)
+    parser.add_argument("--answer-ms", type=int, default=0, help="the receiver's answer time")
+    parser.add_argument("--throughput-only", action="store_true")
     args = parser.parse_args()
     env = setup_database(args.database)
     sys.path.insert(0, str(ROOT))
@@ -107,9 +113,11 @@ def main() -> int:
 
     settings.JOBS_START_ON_MIGRATE = False
     call_command("migrate", verbosity=0)
-    receiver = Receiver()
-    print(f"database: {args.database}")
+    receiver = Receiver(args.answer_ms)
+    print(f"database: {args.database}, the receiver answers in {args.answer_ms} ms")
     throughput(env, receiver, args.events)
+    if args.throughput_only:
+        return 0
     for interval in ("0.1", "1"):
         latency(env, receiver, interval)
     revoke_request(receiver)
@@ -137,19 +145,25 @@ def throughput(env: dict[str, str], receiver: Receiver, events: int) -> None:
 
     from apps.webhooks.events import webhook_emit
 
-    _, workspace, (endpoint,) = _workspace_with_endpoints(receiver, 1, ["key.revoked"])
-    for count in (1, 2):
+    _, workspace, endpoints = _workspace_with_endpoints(receiver, 10, ["key.revoked"])
+    for count, threads in ((1, "1"), (1, "8"), (2, "8")):
         receiver.arrivals.clear()
         with transaction.atomic():
             for n in range(events):
+                endpoint = endpoints[n % len(endpoints)]
                 webhook_emit(workspace, "key.revoked", {"n": n}, endpoints=[endpoint])
         started = time.perf_counter()
-        for worker in workers(env, count, "--batch", "--interval", "0"):
+        for worker in workers(
+            {**env, "TASK_THREADS": threads}, count, "--batch", "--interval", "0"
+        ):
             worker.wait()
         elapsed = time.perf_counter() - started
         assert len(receiver.arrivals) == events, len(receiver.arrivals)
         rate = events / elapsed
-        print(f"{count} worker(s): {events} events in {elapsed:.1f} s, {rate:.0f} events/s")
+        print(
+            f"{count} worker(s), TASK_THREADS={threads}: {events} events in {elapsed:.1f} s, "
+            f"{rate:.0f} events/s"
+        )
 
 
 def latency(env: dict[str, str], receiver: Receiver, interval: str) -> None:

@@ -200,6 +200,16 @@ TASKS = {
 JOBS_START_ON_MIGRATE = True
 # How long one webhook attempt may take in all: connecting, sending, and the answer's first 2 KB.
 WEBHOOK_TIMEOUT_SECONDS = 10
+# Tasks that wait on the network (webhook deliveries) run side by side in each task worker: up
+# to TASK_THREADS at once, TASK_THREADS_PER_KEY of them to one endpoint (1: one at a time).
+TASK_THREADS = env_int("TASK_THREADS", 8)
+TASK_THREADS_PER_KEY = env_int("TASK_THREADS_PER_KEY", 4)
+for _name, _value in (
+    ("TASK_THREADS", TASK_THREADS),
+    ("TASK_THREADS_PER_KEY", TASK_THREADS_PER_KEY),
+):
+    if not 1 <= _value <= 64:
+        raise ImproperlyConfigured(f"{_name} must be from 1 to 64, not {_value}.")
 # Webhook deliveries may go to loopback and private addresses only in development (and tests).
 WEBHOOKS_ALLOW_PRIVATE = env_bool("WEBHOOKS_ALLOW_PRIVATE", DEBUG)
 # Where `manage.py demo` (DEBUG only) keeps the demo key's secret between starts of dev.py run.

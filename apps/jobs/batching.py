@@ -1,6 +1,6 @@
 """Tasks run in batches (`manage.py worker`): a worker claims several due tasks in one
 transaction, runs them one after the other, and writes their results in the transaction of its
-next claim; a task may hand its last writes to that transaction (`after_task`).
+next claim; a task may hand its last writes to that transaction (`task_writes.after_task`).
 
 As with django-tasks-db's own worker, each task runs on one worker (rows taken with SELECT ...
 FOR UPDATE SKIP LOCKED, marked RUNNING with the worker's id), a task left RUNNING by a worker
@@ -13,15 +13,15 @@ import json
 import logging
 import random
 import signal
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from traceback import format_exception
 from typing import TYPE_CHECKING, Any
 
-from django.db import OperationalError, close_old_connections, transaction
+from django.db import OperationalError, close_old_connections
 from django.utils import timezone
 from django_tasks_db.compat import TaskContext, TaskResultStatus, task_finished, task_started
 from django_tasks_db.management.commands import db_worker
@@ -30,6 +30,9 @@ from django_tasks_db.utils import exclusive_transaction, is_locked_database_exce
 
 from apps.common.metrics import instruments
 from apps.common.retry import connection_lost
+
+from .alongside import Alongside
+from .task_writes import _writes
 
 if TYPE_CHECKING:
     Row = DBTaskResult[..., Any]
@@ -41,24 +44,6 @@ logger = logging.getLogger("apps.jobs")
 CLAIM_AT_MOST = 50
 RESULT_FIELDS = ["finished_at", "status", "return_value", "exception_class_path", "traceback"]
 HOLD_SECONDS = 0.5
-
-_writes: ContextVar[list[Callable[[], object]] | None] = ContextVar("task_writes", default=None)
-
-
-def after_task(write: Callable[[], object]) -> None:
-    """Run `write` (database writes only) in the transaction that records the running task as
-    done, under `manage.py worker`; elsewhere (another worker, no task) at once, in a transaction
-    of its own. Its rows are not visible before the task's result is written.
-
-    Under the worker it runs again whenever that transaction did not commit (a backend
-    terminated, another task's write failed): it must set afresh whatever it writes, and not
-    trust what an earlier run left on its objects (a primary key whose INSERT was rolled back)."""
-    pending = _writes.get()
-    if pending is None:
-        with transaction.atomic():
-            write()
-    else:
-        pending.append(write)
 
 
 @dataclass
@@ -86,6 +71,7 @@ class BatchingWorker(db_worker.Worker):
         self.busy = False  # holding tasks: a signal stops it after the task at hand
         self.unsure = False  # the last write's transaction failed: did its COMMIT land?
         self.task_seconds = 0.1  # running mean of a task's duration; small first claims
+        self.lock = threading.Lock()
 
     def shutdown(self, signum: int, frame: Any) -> None:
         if self.running and self.busy:
@@ -125,13 +111,22 @@ class BatchingWorker(db_worker.Worker):
 
     def run_batch(self) -> None:
         started = time.monotonic()
-        while self.claimed and self.running:
-            if self.done and time.monotonic() - started > HOLD_SECONDS:
-                return  # a slow batch: the rest goes back to the queue with these results
-            row = self.claimed.pop(0)
-            began = time.monotonic()
-            self.run_task(row)
-            self.task_seconds = 0.8 * self.task_seconds + 0.2 * (time.monotonic() - began)
+        # Tasks that wait on the network run in threads beside the rest (apps/jobs/alongside.py).
+        alongside = Alongside(self) if Alongside.enabled() else None
+        try:
+            while self.claimed and self.running:
+                if self.done and time.monotonic() - started > HOLD_SECONDS:
+                    return  # a slow batch: the rest goes back to the queue with these results
+                row = self.claimed.pop(0)
+                if alongside is not None and alongside.takes(row):
+                    alongside.submit(row)
+                    continue
+                began = time.monotonic()
+                self.run_task(row)
+                self.task_seconds = 0.8 * self.task_seconds + 0.2 * (time.monotonic() - began)
+        finally:
+            if alongside is not None:
+                alongside.wait()
 
     def run_task(self, db_task_result: Row) -> None:
         """Run a claimed task; its result (and its `after_task` writes) wait for the next
@@ -163,8 +158,9 @@ class BatchingWorker(db_worker.Worker):
         finally:
             _writes.reset(token)
             self.running_task = False
-        self._run_tasks += 1
-        self.done.append(_Done(row, writes))
+        with self.lock:  # tasks run alongside finish in threads of their own
+            self._run_tasks += 1
+            self.done.append(_Done(row, writes))
         outcome = "done" if row.status == TaskResultStatus.SUCCESSFUL else "failed"
         instruments().tasks.labels(row.task_path, outcome).inc()
 

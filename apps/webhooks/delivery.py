@@ -6,6 +6,7 @@ days is disabled and its workspace's owners told by e-mail."""
 import logging
 import time
 from datetime import UTC, datetime, timedelta
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpcore
@@ -20,7 +21,7 @@ from django_tasks import TaskContext, task
 from apps.common.dates import moment_text
 from apps.common.metrics import delivery_observed
 from apps.deliveries.engine import OwnersNotice, RetrySchedule, destination_disable_failing
-from apps.jobs.batching import after_task
+from apps.jobs.task_writes import after_task
 
 from .audit_actions import WEBHOOK_DISABLED
 from .destinations import delivery_client, time_limit
@@ -262,6 +263,18 @@ def _fan_out(deliveries: list[WebhookDelivery]) -> None:
     WebhookDelivery.objects.bulk_create(deliveries, ignore_conflicts=True)
     for delivery in deliveries:
         deliver_one.enqueue(delivery.message_id)
+
+
+def endpoint_waited_on(args: list[Any], kwargs: dict[str, Any]) -> str:
+    """What a delivery task waits on, from its arguments: its endpoint (deliver_one's message
+    id ends with it; deliver_event names it, or fans out to several, which waits on nothing)."""
+    message_id = kwargs.get("message_id", args[0] if args else "")
+    if isinstance(message_id, str) and message_id.startswith("msg_"):
+        return "endpoint:" + message_id.rsplit("_", 1)[-1]
+    endpoint_ids = kwargs.get("endpoint_ids", args[3] if len(args) > 3 else [])
+    if isinstance(endpoint_ids, list) and len(endpoint_ids) == 1:
+        return f"endpoint:{endpoint_ids[0]}"
+    return "fan-out"
 
 
 @task()

@@ -11,8 +11,8 @@ from django.utils import timezone
 from django_tasks import task
 from django_tasks_db.models import DBTaskResult
 
-from apps.jobs.batching import after_task
 from apps.jobs.models import ScheduledJob
+from apps.jobs.task_writes import after_task
 from tests.conftest import batching_worker, run_batched
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -16,8 +16,8 @@ from django_tasks_db.models import DBTaskResult
 from apps.api_keys.services import api_key_revoke
 from apps.audit.services import Actor
 from apps.jobs import batching
-from apps.jobs.batching import after_task
 from apps.jobs.management.commands.worker import ResilientWorker
+from apps.jobs.task_writes import after_task
 from apps.webhooks.delivery import deliver_event, deliver_one
 from apps.webhooks.models import WebhookAttempt, WebhookDelivery
 from apps.webhooks.services import endpoint_create
