@@ -15,13 +15,10 @@ import time
 from collections import defaultdict
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.conf import settings
 from django.db import connections
-
-if TYPE_CHECKING:
-    from .batching import BatchingWorker, Row
 
 KeyOf = Callable[[list[Any], dict[str, Any]], str]
 _ALONGSIDE: dict[str, KeyOf] = {}  # a task's path → what it waits on, read from its arguments
@@ -36,8 +33,8 @@ def run_alongside(task: Any, key: KeyOf) -> None:
 class Alongside:
     """One batch's tasks that run in threads, and waiting for them."""
 
-    def __init__(self, worker: "BatchingWorker") -> None:
-        self.worker = worker
+    def __init__(self, run_task: Callable[[Any], None]) -> None:
+        self.run_task = run_task  # the worker's: runs a claimed row, keeps its result
         self.pool = ThreadPoolExecutor(settings.TASK_THREADS, thread_name_prefix="task")
         per_key = settings.TASK_THREADS_PER_KEY
         self.limits: defaultdict[str, threading.BoundedSemaphore] = defaultdict(
@@ -50,24 +47,25 @@ class Alongside:
     def enabled() -> bool:
         return settings.TASK_THREADS > 1 and bool(_ALONGSIDE)
 
-    def takes(self, row: "Row") -> bool:
+    def takes(self, row: Any) -> bool:
         return row.task_path in _ALONGSIDE
 
-    def submit(self, row: "Row") -> None:
+    def submit(self, row: Any) -> None:
         result = row.task_result
         key = _ALONGSIDE[row.task_path](list(result.args), dict(result.kwargs))
         self.futures.append(self.pool.submit(self._run, row, self.limits[key]))
 
-    def _run(self, row: "Row", limit: threading.BoundedSemaphore) -> None:
+    def _run(self, row: Any, limit: threading.BoundedSemaphore) -> None:
         with limit:
             try:
-                self.worker.run_task(row)
+                self.run_task(row)
             finally:
                 connections.close_all()  # this thread's own: never left open between batches
 
-    def wait(self) -> None:
-        """Wait for every task submitted; then the first error a task raised (a database gone,
-        which the worker's own loop answers), if any."""
+    def wait(self) -> float | None:
+        """Wait for every task submitted; then raise the first error a task raised (a database
+        gone, which the worker's own loop answers), if any. The seconds a task took, on
+        average over the batch's wall time (None: none ran here)."""
         errors = []
         for future in self.futures:
             try:
@@ -75,8 +73,6 @@ class Alongside:
             except BaseException as error:
                 errors.append(error)
         self.pool.shutdown()
-        if self.futures:
-            each = (time.monotonic() - self.started) / len(self.futures)
-            self.worker.task_seconds = 0.8 * self.worker.task_seconds + 0.2 * each
         if errors:
             raise errors[0]
+        return (time.monotonic() - self.started) / len(self.futures) if self.futures else None

@@ -112,7 +112,7 @@ class BatchingWorker(db_worker.Worker):
     def run_batch(self) -> None:
         started = time.monotonic()
         # Tasks that wait on the network run in threads beside the rest (apps/jobs/alongside.py).
-        alongside = Alongside(self) if Alongside.enabled() else None
+        alongside = Alongside(self.run_task) if Alongside.enabled() else None
         try:
             while self.claimed and self.running:
                 if self.done and time.monotonic() - started > HOLD_SECONDS:
@@ -125,8 +125,8 @@ class BatchingWorker(db_worker.Worker):
                 self.run_task(row)
                 self.task_seconds = 0.8 * self.task_seconds + 0.2 * (time.monotonic() - began)
         finally:
-            if alongside is not None:
-                alongside.wait()
+            if alongside is not None and (each := alongside.wait()) is not None:
+                self.task_seconds = 0.8 * self.task_seconds + 0.2 * each
 
     def run_task(self, db_task_result: Row) -> None:
         """Run a claimed task; its result (and its `after_task` writes) wait for the next
