@@ -1,15 +1,19 @@
 """A scripted fault run against a production-like Gatehouse on this machine, which prints a
 figure for each fault and ends with a Markdown table.
 
-    .venv/bin/python scripts/fault_run.py [--only 1,3] [--requests 3000] [--ports P1,P2,P3,P4[,P5]]
+    .venv/bin/python scripts/fault_run.py [--only 1,3] [--requests 3000] [--ports P1,...,P6]
 
-It sets up everything itself: PgBouncer (scripts/start_pgbouncer.sh, unless one answers on
-127.0.0.1:6439 already), a fresh PostgreSQL database `gatehouse_faults` ($FAULT_RUN_DATABASE
-when set; dropped, created, migrated), Redis database 13 ($FAULT_RUN_REDIS_URL when set;
-emptied), its logs in /tmp/faults ($FAULT_RUN_SCRATCH), a workspace, keys and a
-webhook endpoint made with the operator commands, a loopback webhook receiver (a threaded
-http.server in this process), three gunicorn servers (2 sync workers each, DEBUG off) through
-PgBouncer in transaction pooling, and two `manage.py worker` processes. Then the rows:
+It needs Debian's `pgbouncer` and `redis-server` (it says so at once when one is missing) and
+the local PostgreSQL, and sets up everything else itself, all of it its own: a PgBouncer
+(scripts/start_pgbouncer.sh, on a port of its own, its files in the scratch folder), a Redis
+(append-only, fsync always, as deploy/redis.conf sets production's; its files removed at the
+end, so nothing it wrote is left behind), a fresh PostgreSQL database `gatehouse_faults`
+($FAULT_RUN_DATABASE when set; dropped at the next run only if a run made it, which its comment
+says: a database of yours of that name is refused, never dropped), its logs in /tmp/faults
+($FAULT_RUN_SCRATCH), a workspace, keys and a webhook endpoint made with the operator commands,
+a loopback webhook receiver (a threaded http.server in this process), three gunicorn servers
+(2 sync workers each, DEBUG off) through PgBouncer in transaction pooling, and two
+`manage.py worker` processes. Then the rows:
 
 1. every backend of the database terminated, again and again for a few seconds, while the two
    workers deliver ~300 webhook events and readers call the API;
@@ -34,15 +38,13 @@ PgBouncer in transaction pooling, and two `manage.py worker` processes. Then the
    restarted: what was left goes on, not a fresh allowance (in all, within one request a
    worker of the allowance).
 
-Rows 8, 9 and 10 never touch the machine's shared Redis: they start a redis-server of their own
-(the fifth of --ports, or a free port, its files in /tmp/faults/redis-PORT/), point the app
-servers and task workers at it, and stop it at the end.
+Rows 8, 9 and 10 SIGKILL and restart the run's own Redis, never the machine's.
 
 Each row is a module of scripts/faults/rows/ (its number, what it does, how it is measured);
 a new row is a new file there. The stack it runs against is scripts/faults/.
 
 It serves only on the ports it is told to (--ports: the three app servers', the webhook
-receiver's and optionally rows 8 and 9's Redis), or on free ones it picks and prints.
+receiver's, its PgBouncer's and its Redis'), or on free ones it picks and prints.
 
 Every process it starts is stopped at the end (their process groups), and every wait is
 bounded; the whole run takes about five minutes, and exits 1 when a row fails. Logs are in
@@ -54,6 +56,7 @@ import contextlib
 import importlib
 import os
 import pkgutil
+import shutil
 import signal
 import sys
 import time
@@ -95,8 +98,8 @@ def main() -> int:
     parser.add_argument(
         "--ports",
         default="",
-        help="the ports to serve on: the three app servers' and the webhook receiver's, and "
-        "optionally rows 8 and 9's own Redis, e.g. 18001,18002,18003,18004,18005 (default: "
+        help="the six ports to serve on: the three app servers', the webhook receiver's, the "
+        "run's PgBouncer's and its Redis', e.g. 18001,18002,18003,18004,18005,18006 (default: "
         "free ones)",
     )
     options = parser.parse_args()
@@ -108,11 +111,11 @@ def main() -> int:
         try:
             ports = [int(part) for part in options.ports.split(",")]
         except ValueError:
-            parser.error("--ports takes four or five port numbers separated by commas")
-        if len(ports) not in (SERVERS + 1, SERVERS + 2) or len(set(ports)) != len(ports):
+            parser.error("--ports takes six port numbers separated by commas")
+        if len(ports) != SERVERS + 3 or len(set(ports)) != len(ports):
             parser.error(
-                "--ports takes four or five different ports: three app servers, one receiver, "
-                "and optionally the Redis of rows 8 and 9"
+                "--ports takes six different ports: three app servers, the receiver, "
+                "PgBouncer and Redis"
             )
         if taken := [port for port in ports if port_open(port)]:
             parser.error(f"something already listens on {', '.join(map(str, taken))}")
@@ -124,8 +127,6 @@ def main() -> int:
     load_at_start = os.getloadavg()
     try:
         setup = set_up(ports)
-        if ports and len(ports) == SERVERS + 2:
-            setup.redis_port = ports[-1]
         for row in ROW_MODULES:
             if str(row.NUMBER) in wanted:
                 rows += row.run(setup, options)
@@ -133,10 +134,10 @@ def main() -> int:
         if setup is not None:
             setup.stack.stop()
             setup.receiver.stop()
-            if setup.pgbouncer_pid:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(setup.pgbouncer_pid, signal.SIGTERM)
-            say("stopped every process this run started")
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(setup.pgbouncer_pid, signal.SIGTERM)
+            shutil.rmtree(setup.own_redis.dir, ignore_errors=True)  # nothing of it left behind
+            say("stopped every process this run started; its Redis' files removed")
     print()
     print(table(rows))
     busy = ", ".join(f"{value:.2f}" for value in load_at_start)

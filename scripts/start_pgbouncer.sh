@@ -3,14 +3,16 @@
 # 127.0.0.1:6439 (beside any PgBouncer the package itself started on 6432), for the suite's
 # third run (.ci/run). Every database name is passed through, so the test databases pytest
 # creates are reached the same way. Idempotent: a running one of ours is restarted.
+# PGBOUNCER_PORT and PGBOUNCER_DIR choose another port and folder (the fault run's own).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-DIR="$PWD/var/pgbouncer"
+PORT="${PGBOUNCER_PORT:-6439}"
+DIR="${PGBOUNCER_DIR:-$PWD/var/pgbouncer}"
 mkdir -p "$DIR"
 chown postgres "$DIR" 2>/dev/null || true
 if [ -f "$DIR/pgbouncer.pid" ]; then
   kill "$(cat "$DIR/pgbouncer.pid")" 2>/dev/null || true
-  for _ in $(seq 1 30); do pg_isready -q -h 127.0.0.1 -p 6439 || break; sleep 0.2; done
+  for _ in $(seq 1 30); do pg_isready -q -h 127.0.0.1 -p "$PORT" || break; sleep 0.2; done
 fi
 cat >"$DIR/pgbouncer.ini" <<INI
 [databases]
@@ -18,7 +20,7 @@ cat >"$DIR/pgbouncer.ini" <<INI
 
 [pgbouncer]
 listen_addr = 127.0.0.1
-listen_port = 6439
+listen_port = $PORT
 unix_socket_dir =
 auth_type = trust
 auth_file = $DIR/userlist.txt
@@ -46,5 +48,5 @@ if [ "$(id -u)" = 0 ]; then
 else
   /usr/sbin/pgbouncer -d "$DIR/pgbouncer.ini"
 fi
-for _ in $(seq 1 30); do pg_isready -q -h 127.0.0.1 -p 6439 && break; sleep 0.2; done
-pg_isready -h 127.0.0.1 -p 6439
+for _ in $(seq 1 30); do pg_isready -q -h 127.0.0.1 -p "$PORT" && break; sleep 0.2; done
+pg_isready -h 127.0.0.1 -p "$PORT"

@@ -11,18 +11,24 @@ ROOT = Path(__file__).resolve().parents[2]
 
 BIN = Path(sys.executable).parent
 
-# FAULT_RUN_SCRATCH and FAULT_RUN_REDIS_URL: the logs' folder and the shared Redis database
-# (emptied) of a run that must not meet another engineer's.
+# FAULT_RUN_SCRATCH: the logs' folder of a run that must not meet another engineer's.
 SCRATCH = Path(os.environ.get("FAULT_RUN_SCRATCH", "/tmp/faults"))  # noqa: S108 - rewritten
 
-# FAULT_RUN_DATABASE: another name, for an engineer whose database must be their own.
+# FAULT_RUN_DATABASE: another name, for an engineer whose database must be their own. A run
+# drops it only when an earlier run made it (its comment says so), never a database of yours.
 DATABASE = os.environ.get("FAULT_RUN_DATABASE", "gatehouse_faults")
+DATABASE_MARK = "made by scripts/fault_run.py; dropped by its next run"
 
 POSTGRES_PORT = 5432
 
-PGBOUNCER_PORT = 6439
 
-REDIS_URL = os.environ.get("FAULT_RUN_REDIS_URL", "redis://127.0.0.1:6379/13")
+class Ports:
+    """The ports of the run's own PgBouncer and Redis, chosen at its start (--ports, or free
+    ones): never the machine's, which the run would otherwise stop, empty or reconfigure."""
+
+    pgbouncer = 0
+    redis = 0
+
 
 SERVERS = 3
 

@@ -5,27 +5,27 @@ import collections
 import contextlib
 import os
 import re
+import shutil
+import signal
 import subprocess
 import threading
-import time
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 import psycopg
-import redis
 from psycopg import sql
 
 from faults.base import (
     ALL_SCOPES,
     DATABASE,
+    DATABASE_MARK,
     OWNER,
-    PGBOUNCER_PORT,
     POSTGRES_PORT,
-    REDIS_URL,
     ROOT,
     SCRATCH,
     SERVERS,
+    Ports,
     say,
 )
 from faults.processes import call, free_port, port_open, query
@@ -39,16 +39,12 @@ class Setup:
     receiver: Receiver
     workspace: str
     admin_key: str
-    pgbouncer_pid: int | None  # ours to stop, when this run started it
-    redis_port: int = 0  # rows 8 and 9's own Redis (0: a free port)
-    own_redis: "OwnRedis | None" = None
+    pgbouncer_pid: int | None  # the run's own PgBouncer, to stop at the end
+    own_redis: OwnRedis
 
-    def redis_of_its_own(self) -> "OwnRedis":
-        """Rows 8 and 9's Redis (started on first use), with the servers and task workers
-        pointed at it: never the machine's shared one, which they kill."""
-        if self.own_redis is None:
-            self.own_redis = OwnRedis(self.stack, self.redis_port or free_port())
-        self.stack.redis_url = self.own_redis.url
+    def redis_of_its_own(self) -> OwnRedis:
+        """The run's own Redis, which rows 8-10 kill and restart, with the servers and task
+        workers up on it."""
         self.stack.serve()
         self.stack.ensure_workers(2)
         return self.own_redis
@@ -72,22 +68,45 @@ def key_id(name: str) -> int:
     return query("SELECT id FROM api_keys_apikey WHERE name = %s", (name,))[0][0]
 
 
-def start_pgbouncer() -> int | None:
-    """PgBouncer on 6439: the one already answering, or one started by the project's script
-    (then its pid, to stop at the end)."""
-    deadline = time.monotonic() + 300
-    while not Path("/usr/sbin/pgbouncer").exists():
-        if time.monotonic() > deadline:
-            raise RuntimeError("/usr/sbin/pgbouncer never appeared (is apt still installing?).")
-        say("waiting for /usr/sbin/pgbouncer (apt) …")
-        time.sleep(10)
-    if port_open(PGBOUNCER_PORT):
-        say("PgBouncer already answers on 127.0.0.1:6439: using it")
-        return None
-    subprocess.run(["bash", "scripts/start_pgbouncer.sh"], cwd=ROOT, check=True, timeout=60)
-    pid = int((ROOT / "var/pgbouncer/pgbouncer.pid").read_text())
-    say(f"PgBouncer started by scripts/start_pgbouncer.sh (pid {pid})")
+def start_pgbouncer(port: int) -> int:
+    """The run's own PgBouncer on `port`, set up as the project ships it
+    (scripts/start_pgbouncer.sh, its files under the run's scratch folder); its pid."""
+    if port_open(port):
+        raise RuntimeError(f"something already listens on 127.0.0.1:{port}: choose --ports")
+    folder = SCRATCH / "pgbouncer"
+    env = {**os.environ, "PGBOUNCER_PORT": str(port), "PGBOUNCER_DIR": str(folder)}
+    subprocess.run(
+        ["bash", "scripts/start_pgbouncer.sh"], cwd=ROOT, env=env, check=True, timeout=60
+    )
+    pid = int((folder / "pgbouncer.pid").read_text())
+    say(f"PgBouncer of the run's own on 127.0.0.1:{port} (pid {pid})")
     return pid
+
+
+def fresh_database() -> None:
+    """Drop the run's database if an earlier run made it, then make it anew; refuse to touch
+    a database of the same name that a run did not make."""
+    with psycopg.connect(
+        host="127.0.0.1", port=POSTGRES_PORT, user="postgres", dbname="postgres", autocommit=True
+    ) as conn:
+        found = conn.execute(
+            "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = %s",
+            (DATABASE,),
+        ).fetchone()
+        if found is not None and found[0] != DATABASE_MARK:
+            raise RuntimeError(
+                f"A database {DATABASE} exists that no fault run made: it is left alone. Set "
+                "FAULT_RUN_DATABASE to another name, or drop it yourself."
+            )
+        conn.execute(
+            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(DATABASE))
+        )
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(DATABASE)))
+        conn.execute(
+            sql.SQL("COMMENT ON DATABASE {} IS {}").format(
+                sql.Identifier(DATABASE), sql.Literal(DATABASE_MARK)
+            )
+        )
 
 
 def leftovers() -> list[int]:
@@ -107,6 +126,9 @@ def leftovers() -> list[int]:
 
 
 def set_up(ports: list[int] | None) -> Setup:
+    """Everything the rows run against, on `ports` (three app servers, the receiver, PgBouncer,
+    Redis) or free ones. Nothing of the machine's own is used: the run's PgBouncer and Redis
+    are its own, and its database is one it made."""
     if stale := leftovers():
         raise RuntimeError(
             f"Processes of an earlier fault run still use {DATABASE}: {stale}. Stop them first "
@@ -115,25 +137,33 @@ def set_up(ports: list[int] | None) -> Setup:
     SCRATCH.mkdir(parents=True, exist_ok=True)
     for old in SCRATCH.glob("*.log"):
         old.unlink()
-    pgbouncer_pid = start_pgbouncer()
-    redis.Redis.from_url(REDIS_URL).flushdb()
-    with psycopg.connect(
-        host="127.0.0.1", port=POSTGRES_PORT, user="postgres", dbname="postgres", autocommit=True
-    ) as conn:
-        conn.execute(
-            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(DATABASE))
-        )
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(DATABASE)))
+    if shutil.which("redis-server") is None:
+        raise RuntimeError("redis-server is not installed: apt-get install redis-server.")
+    if not Path("/usr/sbin/pgbouncer").exists():
+        raise RuntimeError("PgBouncer is not installed: apt-get install pgbouncer (Debian's).")
+    Ports.pgbouncer = ports[SERVERS + 1] if ports else free_port()
+    Ports.redis = ports[SERVERS + 2] if ports else free_port()
+    fresh_database()  # before anything starts: a database of yours stops the run here
+    pgbouncer_pid = start_pgbouncer(Ports.pgbouncer)
     receiver = Receiver(ports[SERVERS] if ports else 0)
     stack = Stack(receiver, ports[:SERVERS] if ports else [free_port() for _ in range(SERVERS)])
-    stack.manage("migrate", "--noinput")
-    # A release collects its static files: /healthz is 503 until it has (docs/operations.md).
-    stack.manage("collectstatic", "--noinput")
-    say(f"database {DATABASE} created and migrated, static files collected; {REDIS_URL} emptied")
-    workspace = stack.manage("createworkspace", "Fault Run", "--owner", OWNER)
-    setup = Setup(stack, receiver, workspace, "", pgbouncer_pid)
-    setup.admin_key = setup.key("fault-admin", ALL_SCOPES)
-    stack.manage("webhooks", "add", "--workspace", workspace, "--url", receiver.url)
+    try:
+        own_redis = OwnRedis(stack, Ports.redis)
+        stack.redis_url = own_redis.url
+        stack.manage("migrate", "--noinput")
+        # A release collects its static files: /healthz is 503 until it has (docs/operations.md).
+        stack.manage("collectstatic", "--noinput")
+        say(f"database {DATABASE} created and migrated, static files collected")
+        workspace = stack.manage("createworkspace", "Fault Run", "--owner", OWNER)
+        setup = Setup(stack, receiver, workspace, "", pgbouncer_pid, own_redis)
+        setup.admin_key = setup.key("fault-admin", ALL_SCOPES)
+        stack.manage("webhooks", "add", "--workspace", workspace, "--url", receiver.url)
+    except BaseException:  # nothing it started is left running
+        stack.stop()
+        receiver.stop()
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pgbouncer_pid, signal.SIGTERM)
+        raise
     say(f"workspace {workspace}, an admin key and a webhook endpoint to {receiver.url}")
     return setup
 

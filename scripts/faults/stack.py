@@ -1,4 +1,4 @@
-"""The deployment: three gunicorn app servers, two task workers, and rows 8–10's own Redis."""
+"""The deployment: three gunicorn app servers, two task workers, and the run's own Redis."""
 
 import contextlib
 import itertools
@@ -15,13 +15,12 @@ import redis
 from faults.base import (
     BIN,
     DATABASE,
-    PGBOUNCER_PORT,
     POSTGRES_PORT,
-    REDIS_URL,
     ROOT,
     SCRATCH,
     SERVERS,
     WORKERS_PER_SERVER,
+    Ports,
     say,
 )
 from faults.processes import call, children
@@ -43,8 +42,8 @@ class Stack:
         self.mode: tuple[bool, bool] | None = None  # (redis, through PgBouncer)
         self.worker_mode: tuple[bool, bool] = (True, True)
         self.worker_numbers = itertools.count(1)
-        self.redis_url = REDIS_URL  # rows 8 and 9 point everything at a Redis of their own
-        self.served_url = REDIS_URL
+        self.redis_url = ""  # the run's own Redis (faults.setup), once it is started
+        self.served_url = ""
 
     def env(self, *, redis_on: bool = True, pgbouncer: bool = True) -> dict[str, str]:
         env = {
@@ -52,7 +51,7 @@ class Stack:
             for name, value in os.environ.items()
             if name not in {"DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE"}
         }
-        port = PGBOUNCER_PORT if pgbouncer else POSTGRES_PORT
+        port = Ports.pgbouncer if pgbouncer else POSTGRES_PORT
         env.update(
             DEBUG="false",
             SECRET_KEY=self.secret_key,

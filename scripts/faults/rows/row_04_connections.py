@@ -8,10 +8,10 @@ from dataclasses import dataclass
 
 from faults.base import (
     DATABASE,
-    PGBOUNCER_PORT,
     POSTGRES_PORT,
     SERVERS,
     WORKERS_PER_SERVER,
+    Ports,
     Row,
     say,
 )
@@ -39,7 +39,7 @@ def connections_under_load(
         apps = stack.app_processes()
         owners = {inode: pid for pid in apps for inode in socket_inodes(pid)}
         if pgbouncer:
-            target, ports = PGBOUNCER_PORT, None
+            target, ports = Ports.pgbouncer, None
         else:
             target = POSTGRES_PORT
             ports = {
