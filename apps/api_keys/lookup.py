@@ -19,6 +19,7 @@ from django.db.models import Model, signals
 from django.db.models.base import ModelState
 
 from apps.accounts.models import User
+from apps.common.retry import waited_out
 from apps.workspaces.models import Workspace
 
 from .models import ApiKey
@@ -173,11 +174,12 @@ def api_key_with_holder(
     sql = statement.sql_previous if previous else statement.sql
     try:
         row = _fetch(connection, sql, secret_hash)
-    except (OperationalError, InterfaceError):
+    except (OperationalError, InterfaceError) as error:
         # The API skips Django's per-request health check (a `SELECT 1` round trip on every
         # request: apps/api/middleware.py), so a connection the server dropped is found here:
-        # outside a transaction, reconnect and ask once more.
-        if connection.in_atomic_block:
+        # outside a transaction, reconnect and ask once more; a wait for the database that ran
+        # out is not asked again (it would wait as long again).
+        if connection.in_atomic_block or waited_out(error):
             raise
         connection.close()
         row = _fetch(connection, sql, secret_hash)

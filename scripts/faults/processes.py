@@ -139,6 +139,7 @@ class Load:
         self.results: list[tuple[float, int | None]] = []
         self.latencies: list[tuple[float, float]] = []  # (when sent, seconds to the answer)
         self.request_ids: list[str] = []  # the Request-Id of every answer that came back
+        self.answered: list[tuple[float, str]] = []  # (when it came back, its Request-Id)
         self.lock = threading.Lock()
         self.stopping = threading.Event()
         self.numbers = itertools.count()
@@ -161,6 +162,7 @@ class Load:
                 self.results.append((time.monotonic(), status))
                 if status is not None and answer.get("Request-Id"):
                     self.request_ids.append(answer["Request-Id"])
+                    self.answered.append((time.monotonic(), answer["Request-Id"]))
                 self.latencies.append((sent, time.monotonic() - sent))
             if self.pause:
                 self.stopping.wait(self.pause)
