@@ -22,6 +22,7 @@ def gone(message: str, sqlstate: str = "08P01") -> OperationalError:
     error.__cause__ = type("PsycopgError", (Exception,), {"sqlstate": sqlstate})()
     return error
 
+
 PGBOUNCER_GAVE_UP = "ERROR:  query_wait_timeout\nSSL connection has been closed unexpectedly"
 CONNECT_TIMED_OUT = (
     'connection failed: connection to server at "10.0.0.5", port 6432 failed: timeout expired'
