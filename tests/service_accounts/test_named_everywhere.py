@@ -16,8 +16,8 @@ from tests.factories import make_key, owner_of
 INVALID = ".invalid"
 
 
-@pytest.fixture
-def account_key(workspace, owner):
+def service_account_with_key(workspace, owner):
+    """The service account "CI deploy" of `workspace`, made by `owner`, and a key of it."""
     by_owner = Actor.of_user(owner)
     account = service_account_create(workspace=workspace, name="CI deploy", actor=by_owner)
     made = service_account_key_create(
@@ -26,6 +26,11 @@ def account_key(workspace, owner):
     )  # fmt: skip
     assert made.key.user.email.endswith(INVALID)
     return account, made
+
+
+@pytest.fixture
+def account_key(workspace, owner):
+    return service_account_with_key(workspace, owner)
 
 
 def text_of(response) -> str:
@@ -61,12 +66,7 @@ def test_the_cli_names_the_service_account_in_keys_list_and_show(env, live_serve
     owner = owner_of(email="owner@example.com")
     workspace = owner.memberships.get().workspace
     manager = make_key(user=owner, scopes=EVERY_SCOPE, name="Manager")
-    by_owner = Actor.of_user(owner)
-    account = service_account_create(workspace=workspace, name="CI deploy", actor=by_owner)
-    made = service_account_key_create(
-        account=account, name="Deploys", scopes=["pages:read"], expires_at=None,
-        actor=by_owner,
-    )  # fmt: skip
+    _account, made = service_account_with_key(workspace, owner)
     env.update(GATEHOUSE_API_KEY=manager.secret, GATEHOUSE_URL=live_server.url)
     listed = run(env, "keys", "list")
     assert listed.returncode == 0, listed.stderr
