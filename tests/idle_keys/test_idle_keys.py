@@ -195,7 +195,9 @@ def test_a_warned_key_says_so_in_the_list_and_on_its_page_until_used(client, own
         listed = client.get("/integrations/api/").content.decode()
         assert "revoked on" not in listed  # not warned yet: the job has not run
         idle_keys_job()
-        on = day_text(warned.key.created_at + timedelta(days=30))
+        # The day the warning named (its e-mail and audit event): never sooner than 7 days on.
+        [warning] = events("key.idle_warning")
+        on = day_text(datetime.fromisoformat(warning.data["revokedAt"]))
         listed = client.get("/integrations/api/").content.decode()
         assert f"Idle 23 days, revoked on {on} unless used" in listed
         page = client.get(f"/integrations/api/keys/{warned.key.pk}/").content.decode()
