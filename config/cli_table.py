@@ -92,16 +92,23 @@ def _column_format(name: str, schema: dict[str, Any]) -> str | None:
     return None
 
 
-def _columns(op: Operation) -> list[dict[str, Any]] | None:
-    """The record fields a list shows as table columns (long texts left out)."""
+def _columns(op: Operation, *, wide: bool = False) -> list[dict[str, Any]] | None:
+    """The record fields a list shows as table columns: the operation's choice, each in the form
+    it names; `wide`, every field but long texts, times in full."""
     data = op.output.get("properties", {}).get("data")
     if not data:
         return None
     properties = data["items"]["properties"]
+    if op.cli_columns and not wide:
+        chosen = dict(column.partition(":")[::2] for column in op.cli_columns)
+        return [
+            {"name": name, "format": chosen[name] or _column_format(name, properties[name])}
+            for name in chosen
+        ]
     return [
         {"name": name, "format": _column_format(name, schema)}
         for name, schema in properties.items()
-        if (name in op.cli_columns if op.cli_columns else schema.get("maxLength", 0) < 1000)
+        if schema.get("maxLength", 0) < 1000
     ]
 
 
@@ -124,6 +131,8 @@ def command_for(op: Operation) -> dict[str, Any]:
         ],
         "atLeastOneField": body.get("minProperties", 0) >= 1,
         "columns": _columns(op),
+        "wideColumns": _columns(op, wide=True) if op.cli_columns else None,
+        "defaults": op.cli_defaults,
         "done": op.cli_done,
     }
 

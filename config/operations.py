@@ -6,10 +6,10 @@ routes (`config/api.py`), the OpenAPI document (`config/openapi.py`) and the MCP
 """
 
 from apps.api.operations import Operation
-from apps.api_keys.operations import OPERATIONS as KEY_OPERATIONS
 from apps.approvals.operations import OPERATIONS as APPROVAL_OPERATIONS
 from apps.audit_streams.operations import OPERATIONS as AUDIT_STREAM_OPERATIONS
 from apps.communities.operations import OPERATIONS as COMMUNITY_OPERATIONS
+from apps.key_operations.operations import OPERATIONS as KEY_OPERATIONS
 from apps.pages.operations import OPERATIONS as PAGE_OPERATIONS
 from apps.products.operations import OPERATIONS as PRODUCT_OPERATIONS
 from apps.request_log.operations import OPERATIONS as REQUEST_LOG_OPERATIONS

@@ -162,8 +162,13 @@ class Operation:
     cli_flags: dict[str, str] = field(default_factory=dict)
     # The columns `gatehouse <group> list` shows (default: every short field of the record),
     # and what the CLI says after an operation that answers 204 ({param} filled in).
+    # A column may name its form after a colon: `expiresAt:day` (the day alone), `lastUsedAt:ago`
+    # (how long ago); `--wide` shows every short field, times in full.
     cli_columns: tuple[str, ...] = ()
     cli_done: str | None = None
+    # Query values the command sends unless its option is given or `--all` is: what the
+    # dashboard's list opens on (`keys list` shows the keys that work or wait).
+    cli_defaults: dict[str, str] = field(default_factory=dict)
     # False for operations that hand out a secret: secrets never pass through MCP.
     mcp: bool = True
 

@@ -23,6 +23,10 @@ class ApiKeyState(models.TextChoices):
 WAITING = Q(approval_requested_at__isnull=False, approved_at__isnull=True, denied_at__isnull=True)
 
 
+# The list filter for current_condition's keys, beside the states (list_keys' `state`).
+CURRENT = "current"
+
+
 def current_condition(now: datetime) -> Q:
     """Keys that work or wait for approval: the ones a list opens on, the ones to revoke."""
     unexpired = Q(expires_at__isnull=True) | Q(expires_at__gt=now)
@@ -31,6 +35,8 @@ def current_condition(now: datetime) -> Q:
 
 def state_condition(state: str, now: datetime) -> Q:
     """Keys in a state at `now`, from revoked_at, denied_at, expires_at and the approval."""
+    if state == CURRENT:
+        return current_condition(now)
     if state == ApiKeyState.REVOKED:
         return Q(revoked_at__isnull=False)
     if state == ApiKeyState.DENIED:

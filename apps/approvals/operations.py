@@ -7,13 +7,13 @@ from typing import Any
 from apps.api.errors import ApiFailure
 from apps.api.operations import Call, Needs, NotFound, Operation, body_fields, object_schema
 from apps.api.schemas import long_text
-from apps.api_keys.key_records import key_to_json
-from apps.api_keys.key_schemas import KEY
 from apps.api_keys.models import ApiKey
-from apps.api_keys.operations import KEY_ID
 from apps.api_keys.policy import MAX_LIFETIME
 from apps.common.quota_periods import quota_from_json
 from apps.common.validation import InvalidInput, clean_bool
+from apps.key_operations.key_records import key_to_json
+from apps.key_operations.key_schemas import KEY
+from apps.key_operations.operations import KEY_ID
 from apps.quotas.schemas import QUOTA_OR_NULL
 from apps.workspaces.choices import KeyApproval
 from apps.workspaces.models import Membership, Workspace

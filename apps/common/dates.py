@@ -10,7 +10,6 @@ import re
 from datetime import date, datetime, timedelta, tzinfo
 
 from django import template
-from django.contrib.humanize.templatetags.humanize import naturaltime
 from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
@@ -45,13 +44,14 @@ def moment(value: datetime | None) -> str:
 
 @register.filter
 def ago(value: datetime | None) -> str:
-    """ "3 minutes ago", "2 days from now"; beyond a month in whole months or years ("in 12
-    months", "2 years ago"), where Django's naturaltime says "11 months, 4 weeks from now"."""
+    """ "3 minutes ago", "in 5 days": one unit, rounded to the nearest (4 days 23 hours is "in 5
+    days", where Django's naturaltime says "4 days, 23 hours from now"); beyond a month in
+    whole months or years ("in 3 months", "2 years ago"). The CLI's `relative` says the same."""
     if not value:
         return ""
     span = value - timezone.now()
     if abs(span) <= RELATIVE_WITHIN:
-        return str(naturaltime(value))
+        return _within_a_month(span.total_seconds())
     days = abs(span).days
     months = round(days / 30.44)
     if months >= 12:
@@ -59,6 +59,19 @@ def ago(value: datetime | None) -> str:
     else:
         amount = "a month" if months <= 1 else f"{months} months"  # never "1 months"
     return f"in {amount}" if span > timedelta(0) else f"{amount} ago"
+
+
+def _within_a_month(seconds: float) -> str:
+    amount = abs(seconds)
+    if amount < 60:
+        return "just now" if seconds <= 0 else "in a moment"
+    count, unit = round(amount / 60), "minute"
+    if count >= 60:
+        count, unit = round(amount / 3600), "hour"
+    if count >= 24 and unit == "hour":
+        count, unit = round(amount / 86400), "day"
+    words = f"{count}\xa0{unit}{'s' if count != 1 else ''}"  # never broken between the two
+    return f"in {words}" if seconds > 0 else f"{words} ago"
 
 
 def _years(days: int) -> str:

@@ -1,7 +1,6 @@
 """One key's pages: its own page (facts, use, history), rename and describe, narrow, roll and
 revoke. Each page function serves both audiences (`pages.KeyPages`)."""
 
-from datetime import datetime, timedelta
 from typing import Any
 
 from django.contrib import messages
@@ -9,7 +8,6 @@ from django.db.models import Q
 from django.http import HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
 
 from apps.api_keys.audit_actions import KEY_LEAKED
@@ -24,6 +22,7 @@ from apps.audit.models import AuditEvent
 from apps.audit.services import request_actor
 from apps.common.validation import InvalidInput
 from apps.idle_keys.notices import attach_idle_notices
+from apps.key_operations.handed_over import KEY_HANDED_OVER_ACTION, handed_over_to
 from apps.metering.refusals import refusals_last_day
 from apps.quotas.uses import attach_quota_uses
 from apps.workspaces.decorators import WorkspaceRequest
@@ -33,9 +32,6 @@ from .pages import KeyPages, for_both_audiences
 from .restriction_forms import RestrictionInputs
 
 KEY_HISTORY_LIMIT = 100
-# Recorded on the new key by apps/service_accounts (a layer beside this one): the old key's
-# history finds it by the key it names.
-KEY_HANDED_OVER_ACTION = "key.handed_over"
 GRACE_CHOICES = [
     ("none", "None: the old secret stops now"),
     ("1h", "1 hour"),
@@ -70,7 +66,7 @@ def _key_page(
     context = {
         **pages.context(request),
         "key": key,
-        "handover": _handed_over_to(request, key),
+        "handover": handed_over_to(key),
         "history": history,
         "unused_scopes": unused,
         "used_scopes": [s for s in key.scopes if s not in unused],
@@ -94,39 +90,6 @@ def _key_page(
     if errors.get("narrow_error") and request.method == "POST":
         context["restrictions"] = _narrow_inputs(request, pages, key, request.POST)
     return render(request, "key_pages/key_detail.html", context, status=status)
-
-
-def _handed_over_to(request: WorkspaceRequest, key: ApiKey) -> dict[str, Any] | None:
-    """Where a key went when it was handed over to a service account (docs/product.md §12):
-    the new key, the account, and until when the old secret worked as the new key."""
-    if key.revoked_at is None:
-        return None
-    event = (
-        AuditEvent.objects.filter(
-            workspace=request.workspace, action=KEY_HANDED_OVER_ACTION, data__fromKey__id=key.pk
-        )
-        .order_by("-created_at")
-        .first()
-    )
-    if event is None:
-        return None
-    stops = _moment(event.data.get("oldSecretStopsAt"))
-    return {
-        "key_id": event.data["toKey"]["id"],
-        "hint": event.data["toKey"]["hint"],
-        "account": event.data["serviceAccount"]["name"],
-        "at": event.created_at,
-        "stops_at": stops,
-        "grace": stops is not None and stops > event.created_at + timedelta(seconds=1),
-        "working": stops is not None and stops > timezone.now(),
-    }
-
-
-def _moment(value: object) -> datetime | None:
-    try:
-        return datetime.fromisoformat(value) if isinstance(value, str) else None
-    except ValueError:
-        return None
 
 
 def key_detail_page(request: WorkspaceRequest, pages: KeyPages, key_id: int) -> HttpResponse:

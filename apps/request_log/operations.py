@@ -7,7 +7,7 @@ from typing import Any
 from apps.api.operations import Call, NotFound, Operation, Param, object_schema
 from apps.api.schemas import date_time
 from apps.api_keys.models import ApiKey
-from apps.api_keys.operations import KEY_ID, KEYS_READ
+from apps.key_operations.operations import KEY_ID, KEYS_READ
 
 from .reading import LogFilters, parse_status, parse_when, request_to_json, requests_page
 

@@ -9,12 +9,12 @@ from django.utils import timezone
 from apps.api.errors import ApiFailure, insufficient_scope
 from apps.api.http import iso_time
 from apps.api.operations import Call, Needs, NotFound, Operation, Param, body_fields
-from apps.api_keys.key_records import expiry_of, with_secret
-from apps.api_keys.key_schemas import KEY_CREATE, KEY_SECRET
 from apps.api_keys.narrowing import wider_than_key
 from apps.api_keys.policy import clean_scopes
 from apps.api_keys.restrictions import clean_restriction_changes
 from apps.common.quota_periods import quota_from_json
+from apps.key_operations.key_records import expiry_of, with_secret
+from apps.key_operations.key_schemas import KEY_CREATE, KEY_SECRET
 from apps.quotas.uses import QuotaUse, quota_wider
 from apps.workspaces.models import Membership, ServiceAccount
 

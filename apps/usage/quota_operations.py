@@ -8,12 +8,12 @@ from django.utils import timezone
 from apps.api.errors import ApiFailure
 from apps.api.operations import Call, Needs, NotFound, Operation, body_fields, object_schema
 from apps.api_keys.creation_checks import KEY_MANAGER_ROLES
-from apps.api_keys.key_records import key_to_json
-from apps.api_keys.key_schemas import KEY
 from apps.api_keys.models import ApiKey
-from apps.api_keys.operations import KEY_ID
 from apps.audit.services import audit_record
 from apps.common.quota_periods import REQUESTS_MAX, quota_from_json
+from apps.key_operations.key_records import key_to_json
+from apps.key_operations.key_schemas import KEY
+from apps.key_operations.operations import KEY_ID
 from apps.quotas.counting import holder_of
 from apps.quotas.schemas import QUOTA, QUOTA_USE_RECORD
 from apps.quotas.topping import quota_change_left

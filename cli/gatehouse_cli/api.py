@@ -1,9 +1,8 @@
-"""Talking to a Gatehouse server: HTTP calls, their errors as one clear line, and output."""
+"""Talking to a Gatehouse server: HTTP calls, their errors as one clear line, and output
+(records and tables as people read them: text.py)."""
 
 import json
 import re
-from collections.abc import Iterable
-from datetime import datetime
 from typing import Any
 
 import click
@@ -97,105 +96,6 @@ def oauth_result(response: httpx.Response) -> dict[str, Any]:
     if response.is_success:
         return dict(data)
     raise CliError(f"Login refused: {data.get('error_description') or data.get('error')}.")
-
-
-def label(name: str) -> str:
-    """A record's field name as people read it: `workspaceName` → `Workspace name`."""
-    words = re.sub(r"(?<!^)([A-Z])", r" \1", name).lower()
-    return words[:1].upper() + words[1:]
-
-
-_ISO_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)")
-
-
-def _text(value: Any) -> str:
-    """A value as people read it; a time as `keys list` writes it (Nov 27, 2026 06:46 UTC),
-    in the terminal's zone."""
-    if isinstance(value, str) and _ISO_TIME.fullmatch(value):
-        return when(datetime.fromisoformat(value).astimezone())
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, list):
-        return " ".join(str(item) for item in value)
-    if isinstance(value, dict) and {"used", "left", "requests", "period"} <= value.keys():
-        return _quota_text(value)
-    if isinstance(value, dict):
-        return "; ".join(f"{label(k).lower()}: {_text(v) or '-'}" for k, v in value.items())
-    return "" if value is None else str(value)
-
-
-_THIS_PERIOD = {"day": "today", "week": "this week", "month": "this month", "never": "in all"}
-
-
-def _quota_text(use: dict[str, Any]) -> str:
-    """A quota's period as the key's page says it: 7,412 of 10,000 used this month, 2,588
-    left; refills Dec 28, 2026 14:00 UTC."""
-    used = f"{use['used']:,} of {use['requests']:,} used {_THIS_PERIOD.get(use['period'], '')}"
-    refill = f"refills {_text(use['refillsAt'])}" if use.get("refillsAt") else "does not refill"
-    return f"{used}, {use['left']:,} left; {refill}"
-
-
-def record_text(record: dict[str, Any]) -> str:
-    """A record as aligned "Label  value" lines; a key's holder as people read it."""
-    labels = {name: label(name) for name in record}
-    values = dict(record)
-    if "holderEmail" in values and _service_account_name(record):
-        # A service account's address ends in .invalid and says nothing: its name instead.
-        labels["holderEmail"] = "Holder"
-        values["holderEmail"] = f"{_service_account_name(record)} (service account)"
-    width = max((len(text) for text in labels.values()), default=0)
-    return "\n".join(
-        f"{labels[name].ljust(width)}  {_text(value)}" for name, value in values.items()
-    )
-
-
-def _service_account_name(row: dict[str, Any]) -> str:
-    account = row.get("serviceAccount")
-    return str(account.get("name") or "") if isinstance(account, dict) else ""
-
-
-def when(moment: datetime) -> str:
-    """A moment as the dashboard and the e-mails write it, with its zone: Nov 25, 2027 14:02
-    CET (here in the terminal's zone)."""
-    return f"{moment:%b} {moment.day}, {moment:%Y %H:%M %Z}".rstrip()
-
-
-def _cell(value: Any, form: str | None, row: dict[str, Any]) -> str:
-    """A table cell as people read it: times to the minute in the terminal's zone, cents as
-    money, a key's holder by its service account's name when it has one; anything unexpected
-    as it came."""
-    if form == "holder":
-        return _service_account_name(row) or _text(value)
-    if form == "date-time" and isinstance(value, str):
-        try:
-            return when(datetime.fromisoformat(value).astimezone())
-        except ValueError:
-            return value
-    if form == "cents" and isinstance(value, int):
-        return f"{value / 100:.2f}"
-    return _text(value)
-
-
-def _title(column: dict[str, Any]) -> str:
-    name = column["name"]
-    if column.get("format") == "cents":
-        name = name.removesuffix("Cents")
-    if column.get("format") == "holder":
-        name = "holder"
-    return label(name).upper()
-
-
-def table(rows: Iterable[dict[str, Any]], columns: list[dict[str, Any]]) -> str:
-    """Rows as a plain table with upper-case headers; "(none)" when there are none."""
-    rows = list(rows)
-    if not rows:
-        return "(none)"
-    titles = [_title(column) for column in columns]
-    cells = [[_cell(row.get(c["name"]), c.get("format"), row) for c in columns] for row in rows]
-    widths = [max(len(title), *(len(c[i]) for c in cells)) for i, title in enumerate(titles)]
-    lines = ["  ".join(t.ljust(w) for t, w in zip(titles, widths, strict=True))]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(cell, widths, strict=True)) for cell in cells]
-    return "\n".join(line.rstrip() for line in lines)
 
 
 def output(ctx: click.Context, data: Any, human: str) -> None:

@@ -10,7 +10,8 @@ from typing import Any
 import click
 
 from . import config
-from .api import Api, CliError, output, record_text, table
+from .api import Api, CliError, output
+from .text import record_text, table
 
 TABLE: dict[str, Any] = json.loads(
     resources.files(__package__).joinpath("operations.json").read_text(encoding="utf-8")
@@ -38,6 +39,10 @@ def run_operation(
     for argument in spec["arguments"]:
         path = path.replace("{" + argument["name"] + "}", str(values[dest(argument["name"])]))
     query = {option["name"]: values.get(dest(option["name"])) for option in spec["options"]}
+    if not values.get("show_all"):
+        # What the dashboard's list opens on, unless the command line names that option itself.
+        for name, value in spec.get("defaults", {}).items():
+            query[name] = value if query.get(name) is None else query[name]
     body = {
         field["name"]: values[dest(field["name"])]
         for field in spec["fields"]
@@ -111,7 +116,10 @@ def _show(ctx: click.Context, spec: dict[str, Any], values: dict[str, Any], data
         arguments = {a["name"]: values[dest(a["name"])] for a in spec["arguments"]}
         click.echo((spec.get("done") or "Done.").format(**arguments))
     elif spec["columns"] is not None:
-        output(ctx, data, table(data["data"], spec["columns"]))
+        if values.get("wide"):
+            output(ctx, data, table(data["data"], spec["wideColumns"], width=None))
+        else:
+            output(ctx, data, table(data["data"], spec["columns"]))
         if data.get("next") and not ctx.obj["json"]:
             more = f"gatehouse {spec['group']} {spec['verb']} --cursor {data['next']}"
             click.echo(f"More: {more}", err=True)
@@ -140,6 +148,20 @@ def _params(spec: dict[str, Any]) -> list[click.Parameter]:
         for option in spec["options"]
     ]
     params += [_field_option(field) for field in spec["fields"]]
+    if spec.get("defaults"):
+        flags = {option["name"]: option["flag"] for option in spec["options"]}
+        opens_on = ", ".join(f"--{flags[name]} {v}" for name, v in spec["defaults"].items())
+        params.append(
+            click.Option(
+                ["--all", "show_all"],
+                is_flag=True,
+                help=f"Every one; without it, as the dashboard's list opens: {opens_on}.",
+            )
+        )
+    if spec.get("wideColumns"):
+        params.append(
+            click.Option(["--wide", "wide"], is_flag=True, help="Every column, times in full.")
+        )
     return params
 
 

@@ -99,8 +99,32 @@ def effective_url(credentials: Credentials, option: str | None) -> str:
 
 
 def effective_key(credentials: Credentials) -> str | None:
-    """GATEHOUSE_API_KEY, else the key of the last login."""
-    return os.environ.get("GATEHOUSE_API_KEY") or stored_key(credentials)
+    """GATEHOUSE_API_KEY, else the key of the last login; with GATEHOUSE_REQUIRE_KEYCHAIN=1, a
+    key kept in the file is refused."""
+    if os.environ.get("GATEHOUSE_API_KEY"):
+        return os.environ["GATEHOUSE_API_KEY"]
+    if credentials.storage == "file" and credentials.api_key and keychain_required():
+        raise ConfigError(
+            f"GATEHOUSE_REQUIRE_KEYCHAIN is set, and your key is kept in {credentials_path()}. "
+            "Run `gatehouse logout`, then `gatehouse login` with a system keychain unlocked."
+        )
+    return stored_key(credentials)
+
+
+def keychain_required() -> bool:
+    """GATEHOUSE_REQUIRE_KEYCHAIN=1: keep and read the key in the system keychain only."""
+    return os.environ.get("GATEHOUSE_REQUIRE_KEYCHAIN", "").strip().lower() in ("1", "true", "yes")
+
+
+def check_keychain() -> None:
+    """ConfigError unless the system keychain answers now."""
+    try:
+        keychain.fetch("gatehouse-check")
+    except keychain.KeychainUnavailable as error:
+        raise ConfigError(
+            f"The key may be kept only in the system keychain, but {error}. Unlock or start "
+            "it and log in again; nothing was stored."
+        ) from None
 
 
 def stored_key(credentials: Credentials) -> str | None:
@@ -117,9 +141,12 @@ def stored_key(credentials: Credentials) -> str | None:
     return credentials.api_key
 
 
-def keep_key(credentials: Credentials, secret: str, *, insecure: bool) -> str | None:
+def keep_key(
+    credentials: Credentials, secret: str, *, insecure: bool, secure: bool = False
+) -> str | None:
     """Store the key of a login: in the keychain unless `insecure` or none answers, then in
-    the credentials file. Returns what to say once when the keychain was passed over."""
+    the credentials file (never when `secure`: ConfigError, nothing stored). Returns what to
+    say once when the keychain was passed over."""
     credentials.api_key = secret
     notice = None
     if not insecure:
@@ -129,6 +156,12 @@ def keep_key(credentials: Credentials, secret: str, *, insecure: bool) -> str | 
             save(credentials)
             return None
         except keychain.KeychainUnavailable as error:
+            if secure:
+                credentials.api_key = None
+                raise ConfigError(
+                    f"The key may be kept only in the system keychain, but {error}. The new "
+                    "key was revoked; unlock the keychain and log in again."
+                ) from None
             notice = (
                 f"Stored the key in {credentials_path()} (mode 0600, readable by you alone) "
                 f"instead of the system keychain: {error}. "

@@ -4,7 +4,6 @@ login, logout and whoami are written here; every command for an API operation is
 the server's operation table (commands.py), so the terminal follows the API by itself.
 """
 
-import os
 import platform
 import sys
 import time
@@ -15,16 +14,14 @@ from typing import Any
 import click
 
 from . import __version__, api, config
-from .api import CliError, oauth_result, output, record_text, send, when
+from .api import CliError, oauth_result, output, send
+from .auth import auth, local_time, whoami_spec
 from .commands import TABLE, add_operation_commands, run_operation
+from .text import record_text
 
 LOGIN = TABLE["login"]
 SCOPES: list[str] = TABLE["scopes"]
 DEFAULT_SCOPES: list[str] = TABLE["defaultScopes"]
-
-
-def _whoami_spec() -> dict[str, Any]:
-    return next(spec for spec in TABLE["commands"] if spec["operation"] == LOGIN["whoami"])
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -59,6 +56,12 @@ def cli(ctx: click.Context, url: str | None, as_json: bool) -> None:
     is_flag=True,
     help="Keep the key in a file readable by you alone (mode 0600), not the system keychain.",
 )
+@click.option(
+    "--secure-storage",
+    is_flag=True,
+    help="Keep the key in the system keychain or nowhere: refuse the file fallback "
+    "(as GATEHOUSE_REQUIRE_KEYCHAIN=1 does).",
+)
 @click.pass_context
 def login(
     ctx: click.Context,
@@ -66,9 +69,17 @@ def login(
     no_browser: bool,
     login_url: str | None,
     insecure_storage: bool,
+    secure_storage: bool,
 ) -> None:
     """Log in through the browser; stores a key tagged CLI that lives 90 days, in the system
-    keychain when one answers within 3 seconds (else, saying so, in a 0600 file)."""
+    keychain when one answers within 3 seconds (else, saying so, in a 0600 file; never with
+    --secure-storage or GATEHOUSE_REQUIRE_KEYCHAIN=1)."""
+    secure = secure_storage or config.keychain_required()
+    if secure and insecure_storage:
+        why = "--secure-storage" if secure_storage else "GATEHOUSE_REQUIRE_KEYCHAIN=1"
+        raise CliError(f"--insecure-storage asks for the file that {why} refuses; drop one.")
+    if secure:
+        config.check_keychain()  # before the browser: a login that could not be kept is wasted
     if login_url:
         ctx.obj["url"] = login_url.rstrip("/")
     requested = [s.strip() for s in scopes.replace(" ", ",").split(",") if s.strip()]
@@ -107,11 +118,22 @@ def login(
     credentials.url, credentials.key_name = url, device_name
     lifetime = timedelta(seconds=int(token.get("expires_in", 0)))
     credentials.key_expires_at = (datetime.now(UTC) + lifetime).isoformat(timespec="seconds")
-    notice = config.keep_key(credentials, token["access_token"], insecure=insecure_storage)
+    try:
+        notice = config.keep_key(
+            credentials, token["access_token"], insecure=insecure_storage, secure=secure
+        )
+    except config.ConfigError:
+        # Nowhere allowed to keep it: the new key is revoked at once rather than left working.
+        send(
+            "POST",
+            f"{url}{LOGIN['revoke']}",
+            data={"token": token["access_token"], "client_id": LOGIN["clientId"]},
+        )
+        raise
     if notice:
         click.echo(notice, err=True)
     ctx.obj["url"] = url
-    workspace = run_operation(ctx, _whoami_spec(), {})
+    workspace = run_operation(ctx, whoami_spec(), {})
     replaced = token.get("replaced_keys") or []
     replaces = (
         f" It replaces this computer's earlier CLI key {', '.join(replaced)}, now revoked."
@@ -183,56 +205,17 @@ def logout(ctx: click.Context) -> None:
 @click.pass_context
 def whoami(ctx: click.Context) -> None:
     """Who the key acts as, in which workspace, with which scopes."""
-    data = run_operation(ctx, _whoami_spec(), {})
+    data = run_operation(ctx, whoami_spec(), {})
     credentials = ctx.obj["credentials"]
     key = config.effective_key(credentials) or ""
     about = {"server": ctx.obj["url"], "key": f"{key[:4]}…{key[-4:]}"}
     if key == credentials.api_key and credentials.key_expires_at:  # the key of the last login
         about["keyName"] = credentials.key_name or ""
-        about["keyExpires"] = _local_time(credentials.key_expires_at)
+        about["keyExpires"] = local_time(credentials.key_expires_at)
     output(ctx, {**data, **about}, record_text({**data, **about}))
 
 
-@cli.group()
-def auth() -> None:
-    """Auth: status."""
-
-
-@auth.command()
-@click.pass_context
-def status(ctx: click.Context) -> None:
-    """The server, the account, the key's hint, scopes and expiry, and where the key is kept."""
-    credentials = ctx.obj["credentials"]
-    key = config.effective_key(credentials)
-    if not key:
-        raise CliError(f"Not logged in to {ctx.obj['url']}. Run `gatehouse login`.")
-    data = run_operation(ctx, _whoami_spec(), {})
-    from_environment = key != credentials.api_key or bool(os.environ.get("GATEHOUSE_API_KEY"))
-    about: dict[str, Any] = {
-        "server": ctx.obj["url"],
-        "account": data.get("userEmail"),
-        "workspace": data.get("workspaceName"),
-        "key": f"{key[:4]}…{key[-4:]}",
-        "scopes": data.get("scopes"),
-        "expires": (
-            _local_time(credentials.key_expires_at)
-            if credentials.key_expires_at and not from_environment
-            else "not known here (the key came from GATEHOUSE_API_KEY)"
-            if from_environment
-            else "never"
-        ),
-        "keptIn": "GATEHOUSE_API_KEY (the environment)"
-        if from_environment
-        else credentials.kept_in or f"{config.credentials_path()} (mode 0600)",
-    }
-    output(ctx, about, record_text(about))
-
-
-def _local_time(iso: str) -> str:
-    moment = datetime.fromisoformat(iso).astimezone()
-    return f"{when(moment)} (in {max(0, (moment - datetime.now(UTC)).days)} days)"
-
-
+cli.add_command(auth)
 add_operation_commands(cli)
 
 
@@ -243,7 +226,9 @@ def main() -> None:
         args = ["--json", *(arg for arg in args if arg != "--json")]
         api.JSON_ERRORS = True
     try:
-        cli(args, standalone_mode=False)
+        code = cli(args, standalone_mode=False)  # ctx.exit(N) returns N here
+        if isinstance(code, int) and code:
+            sys.exit(code)
     except click.exceptions.Abort:
         click.echo("Cancelled.", err=True)
         sys.exit(130)

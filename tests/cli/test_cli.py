@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from django.utils import timezone
 
 from apps.api_keys.services import api_key_revoke
 from apps.audit.services import Actor
@@ -249,3 +250,27 @@ def test_the_server_serves_an_installable_cli(live_server, tmp_path):
         text=True,
     )
     assert "create" in helped.stdout and "list" in helped.stdout  # the command table came along
+
+
+def test_auth_status_of_a_revoked_key_keeps_the_record_and_marks_it(env, live_server):
+    made = make_key()
+    env.update(GATEHOUSE_API_KEY=made.secret, GATEHOUSE_URL=live_server.url)
+    working = run(env, "auth", "status")
+    assert working.returncode == 0, working.stderr
+    assert re.search(r"^Status +✓ Logged in$", working.stdout, re.M)
+    assert run(env, "auth", "token").stdout == made.secret + "\n"  # alone, for a script
+
+    made.key.revoked_at = timezone.now()
+    made.key.save(update_fields=["revoked_at"])
+    revoked = run(env, "auth", "status")
+    assert revoked.returncode == 1
+    assert re.search(r"^Status +✗ .*revoked.*gatehouse login", revoked.stdout, re.M)
+    assert re.search(rf"^Server +{re.escape(live_server.url)}$", revoked.stdout, re.M)
+    assert re.search(r"^Kept in +GATEHOUSE_API_KEY \(the environment\)$", revoked.stdout, re.M)
+    assert re.search(r"^Error +revoked-key$", revoked.stdout, re.M)
+
+
+def test_auth_token_without_a_login_says_how(env):
+    result = run(env, "auth", "token")
+    assert result.returncode == 1 and result.stdout == ""
+    assert "gatehouse login" in result.stderr

@@ -128,7 +128,7 @@ echo "=== keychain2"; secret-tool lookup service gatehouse username {url}; echo 
     assert re.search(rf"^Key +{re.escape(first.hint)}$", status, re.M)
     assert re.search(r"^Scopes +products:read$", status, re.M)
     assert re.search(
-        r"^Expires +[A-Z][a-z]{2} \d{1,2}, 20\d\d \d\d:\d\d .*\(in 8\d days\)$", status, re.M
+        r"^Expires +[A-Z][a-z]{2} \d{1,2}, 20\d\d \d\d:\d\d .*\(in 3 months\)$", status, re.M
     )
     assert re.search(r"^Kept in +the system keychain \(Secret Service\)$", status, re.M)
     assert "Acme" in out["whoami"]  # the key read back from the keychain works
@@ -177,3 +177,35 @@ def test_a_keychain_that_never_answers_is_waited_for_3_seconds(env, owner):
     assert time.monotonic() - started < 60
     credentials = Path(env["XDG_CONFIG_HOME"]) / "gatehouse" / "credentials.json"
     assert json.loads(credentials.read_text())["api_key"].startswith("gwk_")
+
+
+def test_secure_storage_refuses_the_file_before_the_browser(env, owner):
+    """`--secure-storage` (or GATEHOUSE_REQUIRE_KEYCHAIN=1) with no keychain: refused before a
+    code is shown, nothing stored, no key made; a key already in the file is refused too."""
+    for how in (["--secure-storage"], []):
+        run_env = dict(env, **({} if how else {"GATEHOUSE_REQUIRE_KEYCHAIN": "1"}))
+        login = subprocess.run(
+            [str(GATEHOUSE), "login", "--no-browser", *how],
+            env=run_env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert login.returncode == 1, login.stderr
+        assert "only in the system keychain, but no system keychain was found" in login.stderr
+        assert "code" not in login.stderr.lower().replace("encoded", "")
+    credentials = Path(env["XDG_CONFIG_HOME"]) / "gatehouse" / "credentials.json"
+    assert not credentials.exists()
+    assert not ApiKey.objects.filter(user=owner).exists()
+
+    kept = approving([str(GATEHOUSE), "login", "--no-browser"], env, owner)  # the file, said
+    assert kept.returncode == 0, kept.stderr
+    refused = subprocess.run(
+        [str(GATEHOUSE), "whoami"],
+        env=dict(env, GATEHOUSE_REQUIRE_KEYCHAIN="1"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert refused.returncode == 1
+    assert "GATEHOUSE_REQUIRE_KEYCHAIN is set, and your key is kept in" in refused.stderr

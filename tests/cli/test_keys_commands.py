@@ -5,6 +5,7 @@ import re
 from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from apps.api.scopes import EVERY_SCOPE
 from apps.api_keys.models import ApiKey
@@ -106,7 +107,7 @@ def test_keys_show_writes_times_as_keys_list_does(manager_env):
     manager.save(update_fields=["expires_at"])
     shown = run(manager_env, "keys", "show", str(manager.pk))
     assert shown.returncode == 0, shown.stderr
-    listed = run(manager_env, "keys", "list").stdout
+    listed = run(manager_env, "keys", "list", "--wide").stdout
     expires = re.search(r"^Expires at +(.+)$", shown.stdout, re.M).group(1)
     assert re.fullmatch(r"[A-Z][a-z]{2} \d{1,2}, 20\d\d \d\d:\d\d \S+", expires), expires
     assert expires in listed  # the same words in both
@@ -119,3 +120,82 @@ def test_keys_requests_names_each_requests_operation(manager_env):
     table = run(manager_env, "keys", "requests", str(manager.pk)).stdout.splitlines()
     assert "OPERATION" in table[0].split()
     assert any(" list_products " in f" {row} " for row in table[1:]), table
+
+
+def _add_admin(workspace, email):
+    from apps.workspaces.models import Membership
+    from tests.factories import UserFactory
+
+    user = UserFactory(email=email)
+    Membership.objects.create(workspace=workspace, user=user, role=Membership.Role.ADMIN)
+    return user
+
+
+def test_keys_list_fits_100_columns_shows_last_use_and_hides_what_no_longer_works(manager_env):
+    manager = ApiKey.objects.get(name="Manager")
+    workspace = manager.workspace
+    person = _add_admin(workspace, "a.very.long.address.for.a.person@integrations.example.com")
+    wordy = make_key(user=person, name="Nightly export of every order to the warehouse (prod)")
+    ApiKey.objects.filter(pk=wordy.key.pk).update(
+        last_used_at=timezone.now() - timedelta(hours=2, minutes=40)
+    )
+    gone = make_key(user=person, name="Old revoked key")
+    ApiKey.objects.filter(pk=gone.key.pk).update(revoked_at=timezone.now())
+    denied = make_key(user=person, name="Denied key")
+    ApiKey.objects.filter(pk=denied.key.pk).update(
+        approval_requested_at=timezone.now(), denied_at=timezone.now()
+    )
+
+    listed = run(manager_env, "keys", "list")
+    assert listed.returncode == 0, listed.stderr
+    lines = listed.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 100, "\n".join(lines)
+    header = lines[0]
+    assert "LAST USED" in header and "EXPIRES" in header and "SCOPES" not in header
+    row = next(line for line in lines if line.startswith(f"{wordy.key.pk} "))
+    assert "Nightly export" in row and "…" in row  # cut to fit, and said so
+    assert "3 hours ago" in row  # 2 h 40 min, to the nearest hour
+    assert "Old revoked key" not in listed.stdout and "Denied key" not in listed.stdout
+
+    everything = run(manager_env, "keys", "list", "--all")
+    assert "Old revoked key" in everything.stdout and "Denied key" in everything.stdout
+    revoked_only = run(manager_env, "keys", "list", "--state", "revoked")
+    assert [line.split()[0] for line in revoked_only.stdout.splitlines()[1:]] == [str(gone.key.pk)]
+    wide = run(manager_env, "keys", "list", "--wide")
+    assert "SCOPES" in wide.stdout.splitlines()[0]
+    assert "Nightly export of every order to the warehouse (prod)" in wide.stdout
+
+
+def test_keys_show_says_what_is_open_and_where_a_handed_over_key_went(manager_env):
+    from apps.audit.services import Actor
+    from apps.service_accounts.handover import key_hand_over
+    from apps.service_accounts.services import service_account_create
+
+    manager = ApiKey.objects.get(name="Manager")
+    owner = manager.user
+    person = _add_admin(manager.workspace, "leaving@example.com")
+    theirs = make_key(user=person, name="Billing sync", scopes=["pages:read"])
+    shown = run(manager_env, "keys", "show", str(theirs.key.pk))
+    assert re.search(
+        r"^Restrictions +all communities; all pages; all products; any network; "
+        r"the default rate limit$",
+        shown.stdout,
+        re.M,
+    ), shown.stdout
+    assert "networks: -" not in shown.stdout
+    assert "Handed over" not in shown.stdout and "Previous secret" not in shown.stdout
+
+    account = service_account_create(
+        workspace=manager.workspace, name="Billing bot", actor=Actor.of_user(owner)
+    )
+    new = key_hand_over(
+        key=theirs.key, account=account, grace=timedelta(hours=1), actor=Actor.of_user(owner)
+    ).key
+    old = run(manager_env, "keys", "show", str(theirs.key.pk)).stdout
+    handed = re.search(r"^Handed over to +(.+)$", old, re.M)
+    assert handed, old
+    assert "the service account Billing bot" in handed.group(1)
+    assert f"key {new.pk} ({new.hint}) replaced it" in handed.group(1)
+    assert re.search(r"works as that key until [A-Z][a-z]{2} \d{1,2}, 20\d\d", handed.group(1))
+    grace = run(manager_env, "keys", "show", str(new.pk)).stdout
+    assert re.search(r"^Previous secret works until +[A-Z][a-z]{2} \d", grace, re.M), grace

@@ -66,3 +66,22 @@ def test_when_gives_the_moment_with_how_long_ago_in_its_tooltip():
     rendered = Template("{{ at|when }}").render(Context({"at": at}))
     assert f'<time datetime="{at.isoformat()}" title="3\xa0days ago">' in rendered
     assert rendered.endswith(f"{moment_text(at)}</time>")
+
+
+def test_a_span_is_rounded_to_the_nearest_unit_as_the_cli_rounds_it():
+    from gatehouse_cli.text import relative
+
+    now = timezone.now()
+    spans = {
+        timedelta(days=4, hours=23): "in 5 days",
+        timedelta(days=90) - timedelta(seconds=5): "in 3 months",  # a fresh 90-day key
+        timedelta(days=29, hours=23): "in 30 days",
+        -timedelta(hours=2, minutes=40): "3 hours ago",
+        -timedelta(minutes=59, seconds=40): "1 hour ago",
+        -timedelta(hours=23, minutes=50): "1 day ago",
+        -timedelta(seconds=20): "just now",
+        timedelta(days=200): "in 7 months",
+    }
+    for span, words in spans.items():
+        assert ago(now + span).replace("\xa0", " ") == words, span
+        assert relative(now + span, now) == words, span

@@ -6,11 +6,11 @@ from typing import Any
 from apps.api.operations import Param, object_schema
 from apps.api.schemas import date_time, long_text, single_line_text
 from apps.api.scopes import EVERY_SCOPE
+from apps.api_keys.models import ApiKey, ApiKeyState
+from apps.api_keys.policy import DESCRIPTION_MAX_LENGTH, EXPIRY_DAY_CHOICES
+from apps.api_keys.restrictions import MAX_CHOSEN, MAX_NETWORKS, RATE_LIMIT_MAX, RATE_LIMIT_MIN
+from apps.api_keys.states import CURRENT
 from apps.quotas.schemas import QUOTA, QUOTA_USE
-
-from .models import ApiKey, ApiKeyState
-from .policy import DESCRIPTION_MAX_LENGTH, EXPIRY_DAY_CHOICES
-from .restrictions import MAX_CHOSEN, MAX_NETWORKS, RATE_LIMIT_MAX, RATE_LIMIT_MIN
 
 
 def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
@@ -73,6 +73,13 @@ _KEY_PROPERTIES: dict[str, Any] = {
     "expiresAt": _nullable(date_time()),
     "lastUsedAt": _nullable(date_time()),
     "lastUsedIp": {"type": ["string", "null"]},
+    "previousSecretWorksUntil": {
+        **_nullable(date_time()),
+        "description": (
+            "Until when the secret it had before its last roll (or the person's secret it "
+            "replaced in a hand-over) still works as this key; null when none does."
+        ),
+    },
     "state": {
         "type": "string",
         "enum": ["pending", "denied", "active", "suspended", "expired", "revoked"],
@@ -118,6 +125,27 @@ KEY_DETAIL = object_schema(
             "description": "When each scope was last used, null for never.",
         },
         "quotaUse": QUOTA_USE,
+        "handedOverTo": _nullable(
+            {
+                **object_schema(
+                    {
+                        "keyId": {"type": "integer"},
+                        "hint": {"type": "string"},
+                        "serviceAccount": {"type": "string"},
+                        "at": date_time(),
+                        "oldSecretWorksUntil": {
+                            **_nullable(date_time()),
+                            "description": "Until when this key's secret still works as the "
+                            "new key; null once it no longer does.",
+                        },
+                    }
+                ),
+                "description": (
+                    "The service account's key that replaced this one when an owner handed it "
+                    "over (docs/product.md §12); null for a key never handed over."
+                ),
+            }
+        ),
     }
 )
 KEY_SECRET = object_schema(
@@ -177,7 +205,12 @@ KEY_NARROW = {
 
 LIST_PARAMS = (
     Param(
-        "state", "query", "Only keys in this state.", type="string", enum=tuple(ApiKeyState.values)
+        "state",
+        "query",
+        "Only keys in this state; `current`: the keys that work or wait for approval (none "
+        "revoked, denied or expired), as the dashboard's list opens.",
+        type="string",
+        enum=(*ApiKeyState.values, CURRENT),
     ),
     Param(
         "kind", "query", "Only keys of this kind.", type="string", enum=tuple(ApiKey.Kind.values)

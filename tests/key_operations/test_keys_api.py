@@ -4,7 +4,9 @@ from datetime import timedelta
 
 import httpx
 import pytest
+from django.utils import timezone
 
+from apps.api.http import iso_time
 from apps.api.scopes import ALL_SCOPES, EVERY_SCOPE
 from apps.api_keys.models import ApiKey
 from apps.api_keys.restrictions import Restrictions
@@ -76,6 +78,8 @@ def test_list_keys_filters_by_state_kind_and_holder(live_server, owner, manager)
     ]
     assert names(state="revoked") == ["Gone"]
     assert names(state="active") == ["Manager"]
+    assert names(state="current") == ["Manager"]  # what works or waits, as the dashboard opens
+    assert names() == ["Gone", "Manager"]
     assert names(holder="ADMIN@example.com") == ["Gone"]
     assert names(kind="member") == []
     bad = call(live_server, manager.secret, "GET", "/keys", state="sleeping")
@@ -234,3 +238,40 @@ def test_a_create_missing_several_fields_names_them_all_at_once(live_server, man
     assert unknown.status_code == 400
     assert unknown.json()["message"] == "nom and scope are not known fields."
     assert ApiKey.objects.count() == 1  # the manager's own
+
+
+def test_a_handed_over_key_names_where_it_went_and_the_new_key_its_grace(
+    live_server, owner, manager
+):
+    from apps.audit.services import Actor
+    from apps.service_accounts.handover import key_hand_over
+    from apps.service_accounts.services import service_account_create
+
+    person = teammate(owner, "admin", "leaving@example.com")
+    theirs = make_key(user=person, name="Billing sync", scopes=["pages:read"])
+    before = call(live_server, manager.secret, "GET", f"/keys/{theirs.key.pk}").json()
+    assert before["handedOverTo"] is None and before["previousSecretWorksUntil"] is None
+    account = service_account_create(
+        workspace=owner.memberships.get().workspace, name="Billing bot", actor=Actor.of_user(owner)
+    )
+    new = key_hand_over(
+        key=theirs.key, account=account, grace=timedelta(hours=1), actor=Actor.of_user(owner)
+    ).key
+    old = call(live_server, manager.secret, "GET", f"/keys/{theirs.key.pk}").json()
+    went = old["handedOverTo"]
+    assert went["keyId"] == new.pk and went["hint"] == new.hint
+    assert went["serviceAccount"] == "Billing bot"
+    assert went["oldSecretWorksUntil"] == iso_time(new.previous_secret_expires_at)
+    now_new = call(live_server, manager.secret, "GET", f"/keys/{new.pk}").json()
+    assert now_new["previousSecretWorksUntil"] == went["oldSecretWorksUntil"]
+    assert now_new["handedOverTo"] is None
+    # The grace ends early (a leak report names the old secret): neither record says it works.
+    ApiKey.objects.filter(pk=new.pk).update(previous_secret_expires_at=timezone.now())
+    old = call(live_server, manager.secret, "GET", f"/keys/{theirs.key.pk}").json()
+    assert old["handedOverTo"]["oldSecretWorksUntil"] is None
+    assert (
+        call(live_server, manager.secret, "GET", f"/keys/{new.pk}").json()[
+            "previousSecretWorksUntil"
+        ]
+        is None
+    )

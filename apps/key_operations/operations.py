@@ -12,20 +12,25 @@ from django.core.exceptions import PermissionDenied
 from django.utils import timezone
 
 from apps.api.errors import ApiFailure, insufficient_scope
-from apps.api.http import iso_time
 from apps.api.operations import (
     Call,
     Needs,
-    NotFound,
     Operation,
     Param,
     body_fields,
 )
+from apps.api_keys.narrowing import api_key_narrow, wider_than_key
+from apps.api_keys.policy import clean_scopes
+from apps.api_keys.restrictions import clean_restriction_changes
+from apps.api_keys.rolling import api_key_roll, owner_of_service_key
+from apps.api_keys.services import KEY_MANAGER_ROLES, api_key_create, api_key_revoke
+from apps.api_keys.states import CURRENT
 from apps.common.quota_periods import quota_from_json
 from apps.common.validation import InvalidInput
-from apps.quotas.uses import quota_use_json, quota_wider
+from apps.quotas.uses import quota_wider
 
-from .key_records import decode_cursor, encode_cursor, expiry_of, key_to_json, with_secret
+from .key_reads import get_key, key_of_call, list_keys
+from .key_records import expiry_of, key_to_json, with_secret
 from .key_schemas import (
     KEY,
     KEY_CREATE,
@@ -36,13 +41,6 @@ from .key_schemas import (
     KEY_SECRET,
     LIST_PARAMS,
 )
-from .models import ApiKey
-from .narrowing import api_key_narrow, wider_than_key
-from .policy import clean_scopes
-from .restrictions import clean_restriction_changes
-from .rolling import api_key_roll, owner_of_service_key
-from .services import KEY_MANAGER_ROLES, api_key_create, api_key_revoke
-from .states import holder_condition, idle_condition
 
 
 def _refuse_twice(scopes: Any) -> None:
@@ -51,54 +49,6 @@ def _refuse_twice(scopes: Any) -> None:
         twice = [s for s in scopes if isinstance(s, str) and scopes.count(s) > 1]
         if twice:
             raise InvalidInput("scopes", f"{twice[0]} is listed twice; name each scope once.")
-
-
-def _list_keys(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]:
-    # Newest first by id: a key created while a client pages gets a higher id and so never
-    # shifts what the next page holds.
-    keys = (
-        ApiKey.objects.filter(workspace=call.workspace)
-        .select_related("user__service_account", "approved_by", "denied_by")
-        .order_by("-id")
-    )
-    if "state" in params:
-        keys = keys.in_state(params["state"])
-    if "kind" in params:
-        keys = keys.filter(kind=params["kind"])
-    if "holder" in params:
-        keys = keys.filter(holder_condition(params["holder"]))
-    if "idleDays" in params:
-        keys = keys.filter(idle_condition(params["idleDays"], timezone.now()))
-    if "cursor" in params:
-        keys = keys.filter(pk__lt=decode_cursor(params["cursor"]))
-    page = list(keys[: params["limit"] + 1])
-    more = len(page) > params["limit"]
-    page = page[: params["limit"]]
-    return {
-        "data": [key_to_json(key) for key in page],
-        "next": encode_cursor(page[-1].pk) if more else None,
-    }
-
-
-def _key(call: Call, params: dict[str, Any]) -> ApiKey:
-    key = (
-        ApiKey.objects.filter(workspace=call.workspace, pk=params["keyId"])
-        .select_related("user__service_account", "workspace")
-        .first()
-    )
-    if key is None:
-        raise NotFound("No key with this id in this workspace.")
-    return key
-
-
-def _get_key(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]:
-    key = _key(call, params)
-    used = {scope: key.scope_used_at(scope) for scope in sorted(key.scopes)}
-    return {
-        **key_to_json(key),
-        "scopesLastUsed": {scope: iso_time(at) if at else None for scope, at in used.items()},
-        "quotaUse": quota_use_json(key),
-    }
 
 
 def _refuse_wider(problem: str | None, what: str) -> None:
@@ -145,7 +95,7 @@ def _roll_key(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]:
     seconds = data.get("graceSeconds", 0)
     if isinstance(seconds, bool) or seconds not in KEY_ROLL["properties"]["graceSeconds"]["enum"]:
         raise InvalidInput("graceSeconds", "graceSeconds must be 0, 3600, 86400 or 604800.")
-    key = _key(call, params)
+    key = key_of_call(call, params)
     if key.user_id != call.key.user_id and not owner_of_service_key(call.key.user, key):
         raise ApiFailure(
             "insufficient-role",
@@ -174,13 +124,16 @@ def _narrow_key(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]
     _refuse_twice(data.get("scopes"))
     changes = clean_restriction_changes(data["restrictions"]) if "restrictions" in data else None
     key = api_key_narrow(
-        key=_key(call, params), scopes=data.get("scopes"), restrictions=changes, actor=call.actor
+        key=key_of_call(call, params),
+        scopes=data.get("scopes"),
+        restrictions=changes,
+        actor=call.actor,
     )
     return key_to_json(key)
 
 
 def _revoke_key(call: Call, params: dict[str, Any], body: Any) -> dict[str, Any]:
-    key = api_key_revoke(key=_key(call, params), actor=call.actor)
+    key = api_key_revoke(key=key_of_call(call, params), actor=call.actor)
     return key_to_json(key)
 
 
@@ -202,8 +155,17 @@ OPERATIONS = (
         output_name="KeyList",
         output=KEY_LIST,
         params=LIST_PARAMS,
-        cli_columns=("id", "name", "hint", "holderEmail", "scopes", "expiresAt", "state"),
-        run=_list_keys,
+        cli_columns=(
+            "id",
+            "name",
+            "hint",
+            "holderEmail",
+            "state",
+            "expiresAt:day",
+            "lastUsedAt:ago",
+        ),
+        cli_defaults={"state": CURRENT},
+        run=list_keys,
     ),
     Operation(
         name="get_key",
@@ -217,7 +179,7 @@ OPERATIONS = (
         params=(KEY_ID,),
         can_be_not_found=True,
         cli="keys show",
-        run=_get_key,
+        run=get_key,
     ),
     Operation(
         name="create_key",

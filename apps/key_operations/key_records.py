@@ -6,12 +6,13 @@ import binascii
 from datetime import datetime, timedelta
 from typing import Any
 
-from apps.api.http import iso_time
-from apps.common.validation import InvalidInput, parse_moment
+from django.utils import timezone
 
-from .models import ApiKey
-from .policy import DEFAULT_LIFETIME, EXPIRY_DAY_CHOICES
-from .services import CreatedApiKey
+from apps.api.http import iso_time
+from apps.api_keys.models import ApiKey
+from apps.api_keys.policy import DEFAULT_LIFETIME, EXPIRY_DAY_CHOICES
+from apps.api_keys.services import CreatedApiKey
+from apps.common.validation import InvalidInput, parse_moment
 
 
 def key_to_json(key: ApiKey) -> dict[str, Any]:
@@ -30,12 +31,18 @@ def key_to_json(key: ApiKey) -> dict[str, Any]:
         "expiresAt": iso_time(key.expires_at) if key.expires_at else None,
         "lastUsedAt": iso_time(key.last_used_at) if key.last_used_at else None,
         "lastUsedIp": key.last_used_ip,
+        "previousSecretWorksUntil": _previous_secret_until(key),
         "state": key.state,
         "approval": approval_to_json(key),
         "quota": key.quota.as_json() if key.quota else None,
         "quotaShared": key.quota_shared,  # its service account's one allowance
         "serviceAccount": service_account_of(key),
     }
+
+
+def _previous_secret_until(key: ApiKey) -> str | None:
+    until = key.previous_secret_expires_at
+    return iso_time(until) if until and until > timezone.now() else None
 
 
 def service_account_of(key: ApiKey) -> dict[str, Any] | None:
