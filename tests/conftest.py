@@ -91,6 +91,21 @@ def auth(secret: str) -> dict[str, str]:
     return {"HTTP_AUTHORIZATION": f"Bearer {secret}"}
 
 
+# What a process prints or a client program makes of it, the same on any database: the
+# development server (always SQLite), log lines, spans, the CLI's keychain, generated clients.
+NOT_ABOUT_THE_POOL = (
+    "tests/common/test_dev_run.py",
+    "tests/demo/test_dev_server.py",
+    "tests/operations/test_json_logs.py",
+    "tests/common/test_logging.py",
+    "tests/common/test_log_redaction.py",
+    "tests/operations/test_tracing.py",
+    "tests/cli/test_keychain.py",
+    "tests/api/test_generated_clients.py",
+    "tests/mcp/test_conformance.py",
+)
+
+
 def pytest_collection_modifyitems(config, items):
     from django.conf import settings
 
@@ -101,11 +116,15 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(skip)
     if os.environ.get("GATEHOUSE_PGBOUNCER"):
         # CI's third run checks the database's paths through PgBouncer; the pages in Chromium,
-        # which reach the database as every other request does, ran in the first two.
+        # which reach the database as every other request does, ran in the first two, and so
+        # did what does not touch the pool at all.
         pages = pytest.mark.skip(reason="Chromium's walks run on SQLite and PostgreSQL")
+        elsewhere = pytest.mark.skip(reason="ran on SQLite and PostgreSQL; no pooled path here")
         for item in items:
             if "browser" in item.keywords or "tests/browser/" in str(item.fspath):
                 item.add_marker(pages)
+            elif str(item.fspath).endswith(NOT_ABOUT_THE_POOL):
+                item.add_marker(elsewhere)
 
 
 def run_tasks(worker_id: str = "test-worker") -> int:
