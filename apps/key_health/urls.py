@@ -4,4 +4,7 @@ from . import views
 
 app_name = "key_health"
 
-urlpatterns = [path("", views.key_health, name="page")]
+urlpatterns = [
+    path("", views.key_health, name="page"),
+    path("<slug:slug>/act/", views.key_health_act, name="act"),
+]

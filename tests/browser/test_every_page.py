@@ -468,6 +468,7 @@ def test_no_page_scrolls_sideways(browser, live_server, shoot, width):
             "key-narrow": f"/integrations/api/keys/{key.pk}/",
             "key-page-leaked": f"/integrations/api/keys/{leaked.pk}/",
             "key-health": "/integrations/api/health/",
+            "key-health-act": "/integrations/api/health/no-expiry/act/",
             "service-accounts": "/settings/team/service-accounts/",
             "service-account": f"/settings/team/service-accounts/{account.pk}/",
             "team-remove": f"/settings/team/{in_use}/remove/",
