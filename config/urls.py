@@ -5,6 +5,7 @@ from django.urls import include, path
 
 import apps.common.urls  # noqa: F401 - registers the <id:...> converter the apps' routes use
 from apps.accounts import views as account_views
+from apps.audit_streams.devreceiver import dev_audit_streams, dev_stream_receive
 from apps.common.devmail import dev_mailbox
 from apps.webhooks.devreceiver import dev_receive, dev_webhooks
 from apps.workspaces import views as workspace_views
@@ -51,6 +52,8 @@ urlpatterns = [
     path("dev/mail/", dev_mailbox, name="dev_mailbox"),  # a 404 unless DEBUG is on
     path("dev/webhooks/", dev_webhooks, name="dev_webhooks"),  # the same
     path("dev/webhooks/receive", dev_receive, name="dev_webhook_receive"),
+    path("dev/audit-streams/", dev_audit_streams, name="dev_audit_streams"),  # the same
+    path("dev/audit-streams/receive", dev_stream_receive, name="dev_audit_stream_receive"),
     path("cli/gatehouse.tar.gz", cli_download, name="cli_download"),
     path("admin/", admin.site.urls),
 ]

@@ -21,9 +21,8 @@ from apps.webhooks.destinations import clean_url
 from apps.webhooks.secrets import new_secret, seal
 
 from .audit_actions import STREAM_CREATED, STREAM_DELETED, STREAM_PAUSED, STREAM_RESUMED
-from .delivery import stream_deliver
+from .delivery import stream_deliver, stream_send_now
 from .models import PAUSED, AuditStream
-from .outbox import stream_enqueue
 from .sending import TEST_ACTION
 from .syslog_target import clean_syslog_target
 
@@ -179,8 +178,9 @@ def stream_set_enabled(stream: AuditStream, enabled: bool, *, actor: Actor) -> N
             stream_deliver.enqueue([stream.pk])
 
 
-def stream_send_test(stream: AuditStream, *, actor: Actor) -> str:
-    """Queue a test event for this stream alone, behind its waiting events; its id."""
+def stream_send_test(stream: AuditStream, *, actor: Actor) -> tuple[str, str | None]:
+    """Send a test event to this stream now, ahead of its waiting events (a batch of its own,
+    whatever their state): (its id, why it failed or None)."""
     now = timezone.now()
     record: dict[str, Any] = dict.fromkeys(CSV_COLUMNS, "")
     event_id = f"test_{secrets.token_hex(8)}"
@@ -198,6 +198,4 @@ def stream_send_test(stream: AuditStream, *, actor: Actor) -> str:
         "workspace": {"id": str(stream.workspace.pk), "name": stream.workspace.name},
         **record,
     }
-    with transaction.atomic():
-        stream_enqueue([stream.pk], payload=json.dumps(payload), wake=[stream.pk])
-    return event_id
+    return event_id, stream_send_now(stream, payload, event_id)

@@ -13,6 +13,7 @@ from apps.audit.services import request_actor
 from apps.common.validation import InvalidInput
 from apps.workspaces.decorators import WorkspaceRequest, workspace_staff_required
 
+from .devreceiver import dev_stream_receiver_url
 from .forms import HttpsStreamForm, StreamForm, SyslogStreamForm
 from .models import AuditStream
 from .records import streams_status
@@ -68,7 +69,13 @@ def _add(request: WorkspaceRequest, form: StreamForm) -> HttpResponse | None:
 @recent_authentication_required(allow_get=True)  # a new stream receives every event
 def stream_list(request: WorkspaceRequest) -> HttpResponse:
     kind = request.POST.get("kind") if request.method == "POST" else None
-    https = HttpsStreamForm(request.POST if kind == "https" else None, prefix="https")
+    dev_receiver = dev_stream_receiver_url(request)
+    trying = dev_receiver and request.GET.get("try") == "dev-receiver"
+    https = HttpsStreamForm(
+        request.POST if kind == "https" else None,
+        prefix="https",
+        initial={"name": "Development receiver", "url": dev_receiver} if trying else None,
+    )
     syslog = SyslogStreamForm(request.POST if kind == "syslog" else None, prefix="syslog")
     bound = https if kind == "https" else syslog if kind == "syslog" else None
     if bound is not None and bound.is_valid():
@@ -84,6 +91,7 @@ def stream_list(request: WorkspaceRequest) -> HttpResponse:
             "https_form": https,
             "syslog_form": syslog,
             "keep_days": settings.AUDIT_STREAM_DAYS,
+            "dev_receiver": dev_receiver,
             # Events on their way (not a failing stream's, which waits minutes): the list
             # refreshes itself until they are sent.
             "waiting": any(s.backlog and s.state == "active" for s in streams),
@@ -96,9 +104,15 @@ def stream_list(request: WorkspaceRequest) -> HttpResponse:
 @workspace_staff_required(owner_only=True)
 def stream_test(request: WorkspaceRequest, stream_id: int) -> HttpResponse:
     stream = _stream(request, stream_id)
-    event_id = stream_send_test(stream, actor=request_actor(request))
-    note = "" if stream.enabled else " It waits until the stream is resumed."
-    messages.success(request, f"Test event {event_id} queued for “{stream.name}”.{note}")
+    event_id, failure = stream_send_test(stream, actor=request_actor(request))
+    if failure:
+        messages.error(request, f"Test event {event_id} did not reach “{stream.name}”: {failure}")
+    else:
+        paused = "" if stream.enabled else " The stream itself stays paused."
+        messages.success(
+            request,
+            f"Test event {event_id} delivered to “{stream.name}”, ahead of any waiting.{paused}",
+        )
     return redirect("audit_streams:list")
 
 

@@ -41,7 +41,13 @@ def dev_receive(request: HttpRequest) -> HttpResponse:
                 continue
             verdict = "signature valid"
             break
-    payload = json.loads(request.body or b"{}")
+    try:
+        payload = json.loads(request.body or b"{}")
+    except ValueError:
+        # An audit stream's batch (JSON lines) has a receiver of its own: /dev/audit-streams/.
+        payload, verdict = {}, "not one JSON document (an audit stream? /dev/audit-streams/)"
+    if not isinstance(payload, dict):
+        payload = {"body": payload}
     _received.appendleft(
         {
             "at": timezone.now(),
