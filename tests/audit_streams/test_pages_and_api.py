@@ -234,3 +234,12 @@ def test_a_body_of_the_wrong_types_is_refused_naming_the_field(client, owner, bo
         "/api/v1/audit-streams", body, content_type="application/json", **auth(key.secret)
     )
     assert answer.status_code == 400 and answer.json()["error"] == "invalid-input"
+
+
+def test_a_long_stream_url_is_shown_whole_never_cut(client, owner):
+    long_url = "https://siem.example.com/services/collector/event/" + "x" * 120 + "?channel=audit"
+    with receiver():
+        add_https(client, long_url)
+    page = client.get(PAGE).content.decode()
+    shown = re.search(r'data-testid="stream-destination">(.*?)</span>', page, re.S)[1]
+    assert shown.replace("<wbr>", "").replace("&amp;", "&") == long_url
