@@ -6,6 +6,8 @@ which every date, count and log row the pages show is derived (apps/demo/history
 once, through the same services as everything else; a workspace that already has products is
 left as it is."""
 
+from django.utils import timezone
+
 from apps.accounts.models import User
 from apps.communities.models import CommunityMembership
 from apps.communities.services import community_create, post_create
@@ -14,6 +16,7 @@ from apps.products.models import Product
 from apps.products.services import product_create
 from apps.workspaces.models import Membership, Workspace
 
+from .beginning import beginning_write
 from .keys import demo_keys_create, waiting_key_create
 from .seeding import history_write
 
@@ -39,6 +42,9 @@ def demo_content_ensure(workspace: Workspace, owner: User) -> bool:
     """Fill the demo workspace once; False when it already has content."""
     if Product.objects.filter(workspace=workspace).exists():
         return False
+    # From the workspace's opening (just before, in `manage.py demo`) on, all of it is moved
+    # back to the story's beginning.
+    seeded_at = min(timezone.now(), workspace.created_at)
     for name, price in PRODUCTS:
         product_create(workspace=workspace, name=name, price_cents=price)
     for title, slug, body in PAGES:
@@ -63,7 +69,10 @@ def demo_content_ensure(workspace: Workspace, owner: User) -> bool:
     circle = communities["Photographers' Circle"]
     keys = demo_keys_create(workspace, owner, admin, members["ada"], circle)
     history_write(keys, circle)
-    waiting_key_create(workspace, admin)
+    beginning_write(
+        workspace, owner, admin, list(members.values()), seeded_at=seeded_at, now=timezone.now()
+    )
+    waiting_key_create(workspace, owner, admin)
     return True
 
 

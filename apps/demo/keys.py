@@ -33,17 +33,18 @@ def demo_keys_create(
     workspace: Workspace, owner: User, admin: User, member: User, circle: Community
 ) -> dict[str, ApiKey]:
     """The keys with a story, by name; the connected app's key is named after the app."""
-    operator = Actor.of_operator("demo")
     now = timezone.now()
 
     def make(name: str, scopes: list[str], days: int | None, **more: object) -> ApiKey:
+        """A key its holder made (the creator its page names), for one of the expiry choices:
+        its story moves its creation back, and its expiry with it (apps/demo/seeding.py)."""
         more.setdefault("user", owner)
         return api_key_create(
             workspace=workspace,
             name=name,
             scopes=scopes,
             expires_at=now + timedelta(days=days) if days else None,
-            actor=operator,
+            actor=Actor.of_user(more["user"]),  # type: ignore[arg-type]
             **more,  # type: ignore[arg-type]
         ).key
 
@@ -58,7 +59,7 @@ def demo_keys_create(
             ),
         ),
         "Analytics export": make(
-            "Analytics export", [s for s in ALL_SCOPES if s.endswith(":read")], 5
+            "Analytics export", [s for s in ALL_SCOPES if s.endswith(":read")], 60
         ),
         "Old storefront": make(
             "Old storefront",
@@ -144,11 +145,11 @@ def _connected_app(workspace: Workspace, owner: User) -> ApiKey:
     return ApiKey.objects.get(workspace=workspace, tag=ApiKey.Tag.MCP, name="Claude Code")
 
 
-def waiting_key_create(workspace: Workspace, admin: User) -> None:
-    """Approval of keys that can change things, and an admin's key waiting for the owner,
-    asked for a little while ago (it has never made a request)."""
+def waiting_key_create(workspace: Workspace, owner: User, admin: User) -> None:
+    """The owner's approval of keys that can change things, and an admin's key waiting for the
+    owner, asked for a little while ago (it has never made a request)."""
     workspace_update(
-        workspace=workspace, changes={"key_approval": "write"}, actor=Actor.of_operator("demo")
+        workspace=workspace, changes={"key_approval": "write"}, actor=Actor.of_user(owner)
     )
     workspace.refresh_from_db()
     api_key_create(

@@ -68,8 +68,13 @@ def history_write(keys: dict[str, ApiKey], community: Community) -> None:
 
 
 def _dates(key: ApiKey, created: datetime, revoked: datetime | None) -> None:
-    """The key made and revoked when its story says, and its history (audit) too."""
+    """The key made and revoked when its story says, and its history (audit) too; its expiry
+    moves with its creation, so its lifetime stays the one it was made for (a connected app's
+    key, which renews itself, keeps its own)."""
     ApiKey.objects.filter(pk=key.pk).update(created_at=created)
+    if key.expires_at is not None and key.tag != ApiKey.Tag.MCP:
+        lifetime = key.expires_at - key.created_at
+        ApiKey.objects.filter(pk=key.pk).update(expires_at=created + lifetime)
     events = AuditEvent.objects.filter(key=key)
     events.filter(action__in=CREATED_EVENTS).update(created_at=created)
     OAuthGrant.objects.filter(key=key).update(created_at=created)

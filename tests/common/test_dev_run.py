@@ -165,6 +165,12 @@ def test_the_demo_mail_links_to_the_port_that_runs(dev_run):
     dev_run.wait_for(
         lambda: any("approval" in text for text in _mails(dev_run.mail)), 120, "the demo's e-mail"
     )
+    # The leaked key's page says its holder was told: the e-mail is in the mailbox too.
+    dev_run.wait_for(
+        lambda: any("in a public place" in text for text in _mails(dev_run.mail)),
+        120,
+        "the leaked key's e-mail",
+    )
     links = [
         link
         for text in _mails(dev_run.mail)

@@ -239,3 +239,56 @@ def test_each_service_account_was_made_before_its_keys_and_its_history_says_so(d
             action="service_account.created", data__serviceAccount=account.pk
         )
         assert made.created_at <= first_key.created_at
+
+
+def test_everyone_joined_and_everything_was_made_before_the_keys_that_use_it(demo):
+    """Issue 54 item 14: the Team page, communities, pages and products are not 'today' beside
+    keys weeks old; each person joined before their first key, each community before a key
+    limited to it, and the workspace before all of them."""
+    from apps.api_keys.models import ApiKey
+    from apps.communities.models import Community, CommunityMembership
+    from apps.pages.models import Page
+    from apps.products.models import Product
+    from apps.workspaces.models import Membership, Workspace
+
+    workspace = Workspace.objects.get(name="Demo Academy")
+    today = timezone.now() - timedelta(hours=12)
+    oldest_key = ApiKey.objects.filter(workspace=workspace).order_by("created_at").first()
+    assert workspace.created_at < oldest_key.created_at
+    for membership in Membership.objects.filter(workspace=workspace).select_related("user"):
+        first = ApiKey.objects.filter(user=membership.user).order_by("created_at").first()
+        if first is not None and first.name != "Course publisher":
+            assert membership.created_at <= first.created_at, membership.user.email
+        if not membership.user.is_service_account:
+            assert membership.created_at < today, membership.user.email
+    for key in ApiKey.objects.filter(workspace=workspace, community_ids__isnull=False):
+        for community in Community.objects.filter(pk__in=key.community_ids):
+            assert community.created_at < key.created_at
+    assert not CommunityMembership.objects.filter(created_at__gte=today).exists()
+    # What the owner set up (a key's request's own creations keep that request's time).
+    from apps.demo.content import PAGES, PRODUCTS
+
+    day_one = (
+        [Product.objects.get(name=name) for name, _ in PRODUCTS]
+        + [Page.objects.get(slug=slug) for _, slug, _ in PAGES]
+        + list(Community.objects.filter(workspace=workspace))
+    )
+    for made in day_one:
+        assert made.created_at < oldest_key.created_at, made
+    team = demo.get("/settings/team/").content.decode()
+    assert "ago" in team and not re.search(
+        r"(?:Joined|joined)[^<]{0,40}(?:today|minutes? ago)", team
+    )
+
+
+def test_each_keys_lifetime_is_one_of_the_expiry_choices_and_its_holder_made_it(demo):
+    from apps.api_keys.models import ApiKey
+    from apps.api_keys.policy import EXPIRY_DAY_CHOICES
+    from apps.audit.models import AuditEvent
+
+    for key in ApiKey.objects.exclude(tag=ApiKey.Tag.MCP).filter(expires_at__isnull=False):
+        days = (key.expires_at - key.created_at) / timedelta(days=1)
+        assert round(days, 3) in EXPIRY_DAY_CHOICES, (key.name, days)
+    for event in AuditEvent.objects.filter(action="key.created").select_related("key__user"):
+        assert "operator" not in event.actor_label, (event.key.name, event.actor_label)
+        assert event.actor_label == event.key.user.email or event.key.user.is_service_account

@@ -54,7 +54,7 @@ class Command(BaseCommand):
                     url=receiver,
                     event_types=list(EVENT_TYPES),
                     description="The development server's own receiver",
-                    actor=Actor.of_operator("demo"),
+                    actor=Actor.of_user(user),
                 )
             filled = demo_content_ensure(workspace, user)
             secret = _demo_secret(workspace, user)
@@ -111,7 +111,7 @@ def _demo_secret(workspace: Workspace, user: User) -> str:
         name="Demo key",
         scopes=list(ALL_SCOPES),
         expires_at=expiry_in_days(DEFAULT_LIFETIME.days),
-        actor=Actor.of_operator("demo"),
+        actor=Actor.of_user(user),
     )
     kept_file.parent.mkdir(parents=True, exist_ok=True)
     kept_file.touch(mode=0o600)
