@@ -95,7 +95,7 @@ def test_login_approve_whoami_set_and_logout(page, live_server, tmp_path, shoot)
     assert re.search(r"^Scopes +pages:read pages:write$", whoami.stdout, re.M)
     assert re.search(r"^Key name +CLI on ", whoami.stdout, re.M)
     assert re.search(
-        r"^Key expires +[A-Z][a-z]{2} \d{1,2}, 20\d\d \d\d:\d\d \S+ \(in (89|90) days\)$",
+        r"^Key expires +[A-Z][a-z]{2} \d{1,2}, 20\d\d \d\d:\d\d \S+ \(in 3 months\)$",
         whoami.stdout,
         re.M,
     )
