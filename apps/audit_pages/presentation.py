@@ -2,14 +2,14 @@
 people read them ("On", "90 days", "Products: read"), for the page and the CSV alike."""
 
 from dataclasses import dataclass
-from datetime import UTC
+from datetime import UTC, date, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from apps.api.scopes import EVERY_SCOPE, summarize_scopes
 from apps.api_keys.restrictions import Restrictions
 from apps.audit.models import AuditEvent
-from apps.common.dates import moment_text
+from apps.common.dates import day_text, moment_text
 from apps.common.wording import pluralize
 from apps.workspaces.choices import TRANSCRIPTION_LANGUAGES, VideoQuality
 
@@ -117,18 +117,48 @@ def _service_account_details(data: dict[str, Any]) -> list[str]:
         from_key, account = data["fromKey"], data["serviceAccount"]
         parts.append(
             f"{from_key.get('holder')}'s key {from_key.get('hint')} handed over to the service "
-            f"account {account.get('name')}; old secret stops {data.get('oldSecretStopsAt')}"
+            f"account {account.get('name')}; " + _old_secret_stops(data.get("oldSecretStopsAt"))
         )
     if data.get("reason") == "idle":
         parts.append("unused past the key policy's idle limit")
     if "idleDays" in data and "revokedAt" in data:
-        parts.append(f"revoked on {str(data['revokedAt'])[:10]} unless used")
+        parts.append(f"revoked on {_day_of(data['revokedAt'])} unless used")
     if data.get("reason") == "leaked" and "url" not in data:
         parts.append("its old secret was reported leaked")
     if "keysRevoked" in data:
         count = data["keysRevoked"]
         parts.append(f"{count} key{pluralize(count)} revoked")
     return parts
+
+
+def _moment_of(value: Any) -> datetime | None:
+    try:
+        return datetime.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
+def _old_secret_stops(value: Any) -> str:
+    """When a hand-over's old secret stops, in the house's words (never a raw ISO time)."""
+    moment = _moment_of(value)
+    if moment is None:
+        return "old secret stopped at once"
+    return f"old secret works until {moment_text(moment)}"
+
+
+def _day_of(value: Any) -> str:
+    moment = _moment_of(value)
+    if moment is None:
+        day = _date_of(value)
+        return day_text(day) if day else str(value)
+    return day_text(moment)
+
+
+def _date_of(value: Any) -> date | None:
+    try:
+        return date.fromisoformat(str(value)[:10])
+    except ValueError:
+        return None
 
 
 @dataclass(frozen=True)
