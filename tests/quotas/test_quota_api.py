@@ -10,8 +10,8 @@ from django.utils import timezone
 from apps.api.scopes import EVERY_SCOPE
 from apps.audit.models import AuditEvent
 from apps.common.quota_periods import Quota
-from tests.key_operations.test_keys_api import call as keys_api_call
 from tests.factories import make_key, owner_of
+from tests.key_operations.test_keys_api import call as keys_api_call
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
