@@ -7,7 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from apps.common.quota_periods import Quota
-from tests.browser.test_accessibility import AXE, serious_violations
+from tests.browser.test_accessibility import AXE, axe_violations
 from tests.browser.test_dashboard import sign_in
 from tests.factories import make_key, owner_of
 
@@ -40,7 +40,7 @@ def test_a_quota_is_given_on_the_form_and_read_on_the_list_and_the_keys_page(
         expect(row.get_by_test_id("quota")).to_contain_text("4 of 5 today")
         expect(row.locator("meter")).to_be_visible()
         assert page.evaluate("document.documentElement.scrollWidth") <= width
-        assert serious_violations(page) == []
+        assert axe_violations(page) == []
         shoot(page, f"quota-list-{width}")
 
         row.get_by_role("link", name="Shop sync", exact=True).click()
@@ -49,7 +49,7 @@ def test_a_quota_is_given_on_the_form_and_read_on_the_list_and_the_keys_page(
         expect(facts).to_contain_text("1 left")
         expect(facts).to_contain_text("Refills to 5")
         assert page.evaluate("document.documentElement.scrollWidth") <= width
-        assert serious_violations(page) == []
+        assert axe_violations(page) == []
         shoot(page, f"quota-key-page-{width}")
 
         page.goto("/integrations/api/new/")
@@ -59,7 +59,7 @@ def test_a_quota_is_given_on_the_form_and_read_on_the_list_and_the_keys_page(
         page.fill("input[name=quota_requests]", "2500")
         page.select_option("select[name=quota_period]", "week")
         assert page.evaluate("document.documentElement.scrollWidth") <= width
-        assert serious_violations(page) == []
+        assert axe_violations(page) == []
         shoot(page, f"quota-create-{width}")
         page.get_by_role("button", name="Create key").click()
         expect(page.get_by_test_id("new-secret")).to_be_visible()
@@ -105,7 +105,7 @@ def test_a_quota_is_shared_on_the_service_accounts_page_and_drawn_on_its_keys_pa
         )
         expect(page.get_by_test_id("shared-quota").locator("meter")).to_be_visible()
         assert page.evaluate("document.documentElement.scrollWidth") <= width
-        assert serious_violations(page) == []
+        assert axe_violations(page) == []
         shoot(page, f"shared-quota-account-{width}")
 
         page.get_by_role("link", name="Sync key").click()
@@ -115,7 +115,7 @@ def test_a_quota_is_shared_on_the_service_accounts_page_and_drawn_on_its_keys_pa
         expect(chart).to_contain_text("120 counted so far")
         expect(chart.get_by_test_id("quota-allowance")).to_be_attached()
         assert page.evaluate("document.documentElement.scrollWidth") <= width
-        assert serious_violations(page) == []
+        assert axe_violations(page) == []
         shoot(page, f"shared-quota-key-page-{width}")
     finally:
         context.close()
