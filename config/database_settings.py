@@ -27,9 +27,12 @@ def database_settings(url: str, base_dir: Path) -> dict[str, Any]:
     if database["ENGINE"] == "django.db.backends.postgresql":
         # A database (or PgBouncer) that does not answer the connection is given up after this
         # long, and the request answered 503 `unavailable` rather than hanging (issue 53).
-        database.setdefault("OPTIONS", {})["connect_timeout"] = env_int(
-            "DATABASE_CONNECT_TIMEOUT_SECONDS", 5
-        )
+        options = database.setdefault("OPTIONS", {})
+        options["connect_timeout"] = env_int("DATABASE_CONNECT_TIMEOUT_SECONDS", 5)
+        # And one that stops answering on a connection already open, after this long; 0 waits
+        # as long as it takes (apps/common/postgresql).
+        database["ENGINE"] = "apps.common.postgresql"
+        options["answer_timeout"] = env_int("DATABASE_ANSWER_TIMEOUT_SECONDS", 10) or None
     if database["ENGINE"] == "django.db.backends.sqlite3":
         # The embedded default serves concurrent readers and writers without "database is
         # locked": WAL lets readers run beside the one writer, IMMEDIATE transactions take the

@@ -36,7 +36,12 @@ a loopback webhook receiver (a threaded http.server in this process), three guni
    until the batches' rows are in PostgreSQL (≤ 15 s), none written twice;
 10. a key with a quota under load while that Redis is SIGKILLed at half its allowance and
    restarted: what was left goes on, not a fresh allowance (in all, within one request a
-   worker of the allowance).
+   worker of the allowance);
+11. PostgreSQL away behind PgBouncer for 3 s and for 14 s (its `[databases]` pointed at a
+   closed port and reloaded, then back): answered within the 10 s wait bound, 503 past it;
+12. today's request-log partition dropped under load: made again, no entry lost;
+13. the database hung (the run's PgBouncer SIGSTOPped 20 s, connections open) under load:
+   every request answered within DATABASE_ANSWER_TIMEOUT_SECONDS, `/livez` 200 throughout.
 
 Rows 8, 9 and 10 SIGKILL and restart the run's own Redis, never the machine's.
 

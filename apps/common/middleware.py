@@ -20,6 +20,7 @@ from .retry import (
     retryable,
     run_retried,
     transaction_conflict,
+    waited_out,
 )
 
 # Only the app's own scripts and styles: no inline script or style, no eval, nothing from
@@ -103,7 +104,8 @@ def database_retry(
             connection.close()  # the next query opens a fresh one
         sent = getattr(request, "database_commit_sent", [True])
         again = getattr(request, "database_view", None)
-        if sent[0] or nested or again is None:
+        if sent[0] or nested or again is None or waited_out(exception):
+            # A wait that ran out is not waited again: the database is away, not a connection.
             return unavailable_page(unsure=sent[0])
         view, args, kwargs, restore = again
         restore()
