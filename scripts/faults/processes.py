@@ -2,6 +2,7 @@
 
 import collections
 import contextlib
+import dataclasses
 import http.client
 import itertools
 import json
@@ -119,6 +120,37 @@ def call(
         conn.close()
 
 
+@dataclasses.dataclass
+class Outage:
+    """The answers around an outage: how many, 503s while it lasted, cut off, other 5xx, the
+    seconds from its end to the first 200 (None: never), the slowest answer's seconds."""
+
+    answered: int
+    refused: int
+    cut: int
+    other_5xx: int
+    back: float | None
+    slowest: float
+
+    def __str__(self) -> str:
+        back = "never" if self.back is None else f"{self.back:.2f} s"
+        return (
+            f"{self.answered} answered, {self.refused} × 503 while it lasted, {self.other_5xx} "
+            f"other 5xx, {self.cut} cut off; the slowest answer {self.slowest:.1f} s; 200 "
+            f"again {back} after"
+        )
+
+    def served_through(self, bound: float) -> bool:
+        """No answer cut off, no 5xx but 503, none slower than `bound`, 200 within 3 s."""
+        return (
+            self.cut == 0
+            and self.other_5xx == 0
+            and self.slowest <= bound
+            and self.back is not None
+            and self.back <= 3
+        )
+
+
 class Load:
     """GETs of the workspace with one key from `threads` threads, spread over the servers in
     turn, each thread pausing `pause` s between its requests, in the background until `total`
@@ -169,6 +201,21 @@ class Load:
 
     def done(self) -> int:
         return len(self.results)
+
+    def outage(self, began: float, ended: float) -> "Outage":
+        """What the answers say of a database outage from `began` to `ended`."""
+        with self.lock:
+            results, latencies = list(self.results), list(self.latencies)
+        during = [status for at, status in results if began <= at <= ended + 1]
+        back = next((at - ended for at, status in results if at > ended and status == 200), None)
+        return Outage(
+            answered=len(results),
+            refused=sum(1 for status in during if status == 503),
+            cut=sum(1 for _, status in results if status is None),
+            other_5xx=sum(1 for _, s in results if s is not None and s >= 500 and s != 503),
+            back=back,
+            slowest=max((seconds for sent, seconds in latencies if sent >= began - 1), default=0),
+        )
 
     def wait(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout

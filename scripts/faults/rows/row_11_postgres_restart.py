@@ -33,7 +33,7 @@ def _point_at(port: int, pgbouncer_pid: int) -> None:
     os.kill(pgbouncer_pid, signal.SIGHUP)  # PgBouncer reloads its configuration
 
 
-def row_postgres_restart(setup: Setup, outage: float = 3.0) -> Row:
+def row_postgres_restart(setup: Setup, seconds: float = 3.0) -> Row:
     stack = setup.stack
     stack.serve(pgbouncer=True)
     secret = setup.key("row11-reader")
@@ -45,42 +45,26 @@ def row_postgres_restart(setup: Setup, outage: float = 3.0) -> Row:
     _point_at(free_port(), setup.pgbouncer_pid)  # nothing listens there: every login fails
     terminated = terminate_backends()  # the server connections PgBouncer holds die with it
     say(
-        f"row 11: PgBouncer pointed at a closed port for {outage:g} s, {terminated} backends "
+        f"row 11: PgBouncer pointed at a closed port for {seconds:g} s, {terminated} backends "
         "terminated"
     )
-    time.sleep(outage)
+    time.sleep(seconds)
     _point_at(POSTGRES_PORT, setup.pgbouncer_pid)
     restored = time.monotonic()
     time.sleep(6)
     load.stop()
-    with load.lock:
-        results = list(load.results)
-        latencies = list(load.latencies)
-    during = [status for at, status in results if began <= at <= restored + 1]
-    refused = sum(1 for status in during if status == 503)
-    cut = sum(1 for _, status in results if status is None)
-    other_5xx = sum(
-        1 for _, status in results if status is not None and status >= 500 and status != 503
-    )
-    back = next((at - restored for at, status in results if at > restored and status == 200), None)
-    slowest = max((seconds for sent, seconds in latencies if sent >= began - 1), default=0.0)
-    say(
-        f"row 11: {len(results)} answers, {refused} × 503 during the outage, {other_5xx} other "
-        f"5xx, {cut} cut off; 200 again {back if back is None else round(back, 2)} s after; "
-        f"slowest answer {slowest:.1f} s"
-    )
-    passed = cut == 0 and other_5xx == 0 and back is not None and back <= 3 and slowest <= 12
-    if outage > 10:  # past PgBouncer's query_wait_timeout: refused, not left waiting
-        passed = passed and refused > 0
+    outage = load.outage(began, restored)
+    say(f"row 11: {outage}")
+    passed = outage.served_through(12)
+    if seconds > 10:  # past PgBouncer's query_wait_timeout: refused, not left waiting
+        passed = passed and outage.refused > 0
     return Row(
         "11",
-        f"PostgreSQL away for {outage:g} s behind PgBouncer (its [databases] pointed at a "
+        f"PostgreSQL away for {seconds:g} s behind PgBouncer (its [databases] pointed at a "
         "closed port and reloaded, then back) under 6 threads of requests",
-        f"{len(results)} answered, {refused} × 503 while it lasted, {other_5xx} other 5xx, "
-        f"{cut} cut off; the slowest answer {slowest:.1f} s; 200 again "
-        f"{'never' if back is None else f'{back:.2f} s'} after it came back",
+        f"{outage} it came back",
         "0 cut off, no 5xx but 503; every answer within 12 s"
-        + ("; some 503 (the wait is bounded)" if outage > 10 else "")
+        + ("; some 503 (the wait is bounded)" if seconds > 10 else "")
         + "; 200 within 3 s of its return",
         "pass" if passed else "FAIL",
     )
