@@ -17,6 +17,7 @@ from django.utils import timezone
 from django_tasks import task
 
 from apps.common.dates import moment_text
+from apps.common.metrics import stream_batch_observed
 from apps.deliveries.engine import OwnersNotice, RetrySchedule, destination_disable_failing
 
 from .audit_actions import STREAM_DISABLED
@@ -114,13 +115,17 @@ def _send_waiting(stream: AuditStream) -> bool | None:
             else:
                 send_syslog(stream, batch)
         except SendFailed as failure:
+            stream_batch_observed(len(items), None)
             _failed(stream, str(failure), now)
             return False
         except Exception as exc:  # a URL the client refuses, say: logged, then retried
             logger.warning("Audit stream %s: a batch failed", stream.pk, exc_info=True)
+            stream_batch_observed(len(items), None)
             _failed(stream, f"Could not send: {type(exc).__name__}", now)
             return False
-        _sent(stream, items, timezone.now())
+        sent_at = timezone.now()
+        stream_batch_observed(len(items), (sent_at - items[0].created_at).total_seconds())
+        _sent(stream, items, sent_at)
     return None
 
 

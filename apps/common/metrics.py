@@ -77,6 +77,20 @@ class Instruments:
             "From an event's delivery being created to its successful attempt.",
             buckets=LAG_BUCKETS,
         )
+        self.stream_deliveries = Counter(
+            "gatehouse_audit_stream_deliveries",
+            "Audit-stream batches sent, by outcome (delivered, failed).",
+            ["outcome"],
+        )
+        self.stream_delivered_events = Counter(
+            "gatehouse_audit_stream_delivered_events", "Audit events delivered by the streams."
+        )
+        self.stream_lag = Histogram(
+            "gatehouse_audit_stream_lag_seconds",
+            "From an audit event being written to its stream's successful batch, one a batch: "
+            "its oldest event's.",
+            buckets=LAG_BUCKETS,
+        )
         self.processes = Gauge(
             "gatehouse_processes",
             "Processes writing metrics, by kind (web: gunicorn workers; worker: task workers).",
@@ -134,6 +148,18 @@ def delivery_observed(succeeded: bool, lag_seconds: float) -> None:
     found.deliveries.labels("delivered" if succeeded else "failed").inc()
     if succeeded:
         found.delivery_lag.observe(lag_seconds)
+
+
+def stream_batch_observed(events: int, oldest_seconds: float | None) -> None:
+    """Count one audit-stream batch: delivered (`events` in it, the oldest written
+    `oldest_seconds` ago), or failed (`oldest_seconds` None)."""
+    found = instruments()
+    if oldest_seconds is None:
+        found.stream_deliveries.labels("failed").inc()
+        return
+    found.stream_deliveries.labels("delivered").inc()
+    found.stream_delivered_events.inc(events)
+    found.stream_lag.observe(oldest_seconds)
 
 
 _lookup_children: dict[str, Any] = {}

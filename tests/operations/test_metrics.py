@@ -177,6 +177,46 @@ def test_webhook_deliveries_and_tasks_are_counted_by_outcome(client):
     assert delta("gatehouse_tasks_total", outcome="done") >= 1
 
 
+@pytest.mark.django_db(transaction=True)
+def test_audit_stream_batches_are_counted_by_outcome_with_their_lag(client, monkeypatch):
+    from datetime import timedelta
+
+    from django.db import transaction
+
+    from apps.audit.services import Actor, audit_record
+    from apps.audit_streams import delivery
+    from apps.audit_streams.models import AuditStreamItem
+    from apps.audit_streams.services import stream_create
+    from apps.deliveries.engine import RetrySchedule
+    from tests.audit_streams.test_https_stream import run_until
+    from tests.factories import owner_of
+    from tests.webhooks.receiver import receiver
+
+    monkeypatch.setattr(delivery, "RETRIES", RetrySchedule([timedelta(seconds=0.2)], True))
+    owner = owner_of(email="owner@example.com")
+    workspace = owner.memberships.get().workspace
+    before = scrape(client)
+    with receiver(answers=[500]) as siem:
+        stream_create(workspace, kind="https", name="SIEM", url=siem.url,
+                      actor=Actor.of_user(owner))  # fmt: skip
+        for n in range(3):
+            with transaction.atomic():
+                audit_record(workspace=workspace, action="settings.changed",
+                             actor=Actor.of_user(owner), subject=f"Acme {n}")  # fmt: skip
+        AuditStreamItem.objects.update(created_at=timezone.now() - timedelta(minutes=2))
+        run_until(lambda: not AuditStreamItem.objects.exists())
+    after = scrape(client)
+
+    def delta(name: str, **labels: str) -> float:
+        return sample(after, name, **labels) - sample(before, name, **labels)
+
+    assert delta("gatehouse_audit_stream_deliveries_total", outcome="failed") == 1
+    assert delta("gatehouse_audit_stream_deliveries_total", outcome="delivered") == 1
+    assert delta("gatehouse_audit_stream_delivered_events_total") == 4  # its creation, and 3
+    assert delta("gatehouse_audit_stream_lag_seconds_count") == 1
+    assert delta("gatehouse_audit_stream_lag_seconds_sum") >= 120
+
+
 def test_a_jsonrpc_error_is_counted_as_the_refusal_it_is_not_as_2xx(client):
     created = make_key(scopes=["pages:read"])
     before = scrape(client)
