@@ -154,7 +154,9 @@ class Outage:
 class Load:
     """GETs of the workspace with one key from `threads` threads, spread over the servers in
     turn, each thread pausing `pause` s between its requests, in the background until `total`
-    were sent or stop(); results are (time, status)."""
+    were sent or stop(); results are (time, status). `pinned`: each thread keeps to one server
+    (thread i to server i mod n), so that no server has more requests at once than threads of
+    its own: an answer's time is then the app's, never a wait in a busy server's queue."""
 
     def __init__(
         self,
@@ -165,8 +167,10 @@ class Load:
         threads: int = 8,
         headers: dict[str, str] | None = None,
         pause: float = 0.0,
+        pinned: bool = False,
     ) -> None:
         self.ports, self.key, self.total, self.headers = ports, key, total, headers
+        self.pinned = pinned
         self.pause = pause
         self.results: list[tuple[float, int | None]] = []
         self.latencies: list[tuple[float, float]] = []  # (when sent, seconds to the answer)
@@ -175,16 +179,19 @@ class Load:
         self.lock = threading.Lock()
         self.stopping = threading.Event()
         self.numbers = itertools.count()
-        self.threads = [threading.Thread(target=self._run, daemon=True) for _ in range(threads)]
+        self.threads = [
+            threading.Thread(target=self._run, args=(index,), daemon=True)
+            for index in range(threads)
+        ]
         for thread in self.threads:
             thread.start()
 
-    def _run(self) -> None:
+    def _run(self, index: int) -> None:
         while not self.stopping.is_set():
             number = next(self.numbers)
             if self.total is not None and number >= self.total:
                 return
-            port = self.ports[number % len(self.ports)]
+            port = self.ports[(index if self.pinned else number) % len(self.ports)]
             sent = time.monotonic()
             answer: dict[str, str] = {}
             status, _ = call(

@@ -37,9 +37,10 @@ def row_postgres_restart(setup: Setup, seconds: float = 3.0) -> Row:
     stack = setup.stack
     stack.serve(pgbouncer=True)
     secret = setup.key("row11-reader")
-    # As many clients as app workers (3 servers × 2): none waits in a server's queue behind a
-    # worker that waits for the database, so an answer's time is the request's own wait.
-    load = Load(stack.ports, secret, threads=SERVERS * WORKERS_PER_SERVER)
+    # As many clients as app workers (3 servers × 2), two to a server: none waits in a server's
+    # queue behind a worker that waits for the database, so an answer's time is the request's
+    # own wait. (Unpinned, one run in three saw a request queued 4.3 s behind a 10 s wait.)
+    load = Load(stack.ports, secret, threads=SERVERS * WORKERS_PER_SERVER, pinned=True)
     time.sleep(3)
     began = time.monotonic()
     _point_at(free_port(), setup.pgbouncer_pid)  # nothing listens there: every login fails

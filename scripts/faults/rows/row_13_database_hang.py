@@ -53,7 +53,7 @@ def row_database_hang(setup: Setup) -> Row:
     secret = setup.key("row13-reader")
     # Fewer clients than app workers, as a load balancer's health checks find a worker free
     # beside the traffic: the probe measures the app, not a queue of its own.
-    load = Load(stack.ports, secret, threads=SERVERS * WORKERS_PER_SERVER - 2)
+    load = Load(stack.ports, secret, threads=SERVERS * WORKERS_PER_SERVER - 2, pinned=True)
     time.sleep(3)
     probe = LivenessProbe(stack.ports)
     began = time.monotonic()
