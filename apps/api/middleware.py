@@ -118,7 +118,17 @@ def _machine_response(request: HttpRequest, error: MachineError) -> HttpResponse
         response = error("The server met an unexpected error.", 500)
     response["X-Content-Type-Options"] = "nosniff"
     _security_headers(request, response)
+    _content_length(response)
     return response
+
+
+def _content_length(response: HttpResponse) -> None:
+    """The body's length, as CommonMiddleware would set it on the browser path: without it a
+    server speaking HTTP/1.1 sends the answer chunked, one more write and packet a call."""
+    if response.streaming or response.status_code in (204, 304):  # no body, no length (RFC 9110)
+        return
+    if not response.has_header("Content-Length"):
+        response["Content-Length"] = str(len(response.content))
 
 
 def _answer(request: HttpRequest) -> HttpResponse:
@@ -182,6 +192,7 @@ class api_front_door:  # noqa: N801 - named like a function middleware, which it
         response["X-Content-Type-Options"] = "nosniff"
         response["Request-Id"] = facts.request_id
         _security_headers(request, response)
+        _content_length(response)
         status = response.status_code
         error = error_code_of(response) if status >= 400 else ""
         if status in REFUSAL_STATUSES:
