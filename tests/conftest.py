@@ -97,7 +97,8 @@ def auth(secret: str) -> dict[str, str]:
 # and leave out what ran on SQLite and is about something else, the same on any database: the
 # development server (always on SQLite, whatever DATABASE_URL says), the pages in Chromium (their
 # views' queries run on PostgreSQL in the views' own tests), clients nobody here wrote and the CLI
-# (each speaks HTTP to the same views), a syslog server, log lines, the keychain.
+# (each speaks HTTP to the same views), answers on the wire, a syslog server, log lines, the
+# keychain.
 RAN_ON_SQLITE = (
     "tests/browser/",
     "tests/cli/",
@@ -107,6 +108,7 @@ RAN_ON_SQLITE = (
     "tests/common/test_log_redaction.py",
     "tests/operations/test_json_logs.py",
     "tests/api/test_generated_clients.py",
+    "tests/api/test_wire.py",
     "tests/mcp/test_clients.py",
     "tests/mcp/test_node_clients.py",
     "tests/mcp/test_conformance.py",
