@@ -53,20 +53,23 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def request_body_bytes(request: HttpRequest) -> bytes:
     """The raw body, or ApiFailure 413 when it is over the limit (declared or actual)."""
     limit = settings.API_MAX_BODY_BYTES
-    too_large = ApiFailure("payload-too-large", f"The request body must be at most {limit} bytes.")
     try:
         declared = int(request.META.get("CONTENT_LENGTH") or 0)
     except ValueError:
         declared = 0
     if declared > limit:
-        raise too_large
+        raise _too_large(limit)
     try:
         body = request.body
     except RequestDataTooBig:
-        raise too_large from None
+        raise _too_large(limit) from None
     if len(body) > limit:
-        raise too_large
+        raise _too_large(limit)
     return body
+
+
+def _too_large(limit: int) -> ApiFailure:
+    return ApiFailure("payload-too-large", f"The request body must be at most {limit} bytes.")
 
 
 def json_body(request: HttpRequest) -> Any:

@@ -8,6 +8,8 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
+from mcp_types import DEFAULT_NEGOTIATED_VERSION
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 
 def _origin_of(url: str) -> str:
@@ -18,7 +20,7 @@ def _origin_of(url: str) -> str:
 def origin_allowed(request: HttpRequest) -> bool:
     """The transport specification's MUST: a browser page of another origin may not call /mcp
     (DNS rebinding). No Origin header (every non-browser client) is fine."""
-    origin = request.headers.get("Origin")
+    origin = request.META.get("HTTP_ORIGIN")  # not request.headers: that parses every header
     if origin is None:
         return True
     allowed = {
@@ -110,15 +112,12 @@ FAST_METHODS = frozenset({"tools/list", "tools/call", "ping"})
 def single_exchange_version(request: HttpRequest, message: dict[str, Any]) -> str | None:
     """The protocol version, when the request is a plain JSON-RPC call the SDK's
     single-exchange kernel can answer exactly as its transport would; None otherwise."""
-    from mcp_types import DEFAULT_NEGOTIATED_VERSION
-    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
-
-    accept = request.headers.get("Accept", "")
+    accept = request.META.get("HTTP_ACCEPT", "")
     if "application/json" not in accept or "text/event-stream" not in accept:
         return None
     if request.content_type != "application/json":
         return None
-    version = request.headers.get("MCP-Protocol-Version", DEFAULT_NEGOTIATED_VERSION)
+    version = request.META.get("HTTP_MCP_PROTOCOL_VERSION", DEFAULT_NEGOTIATED_VERSION)
     if version not in HANDSHAKE_PROTOCOL_VERSIONS:
         return None
     if message.get("method") not in FAST_METHODS or message.get("id") is None:

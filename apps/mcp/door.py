@@ -30,6 +30,7 @@ from apps.metering.facts import request_facts
 
 from . import runtime, single_exchange
 from .checks import jsonrpc_error_answer, jsonrpc_message, origin_allowed, single_exchange_version
+from .direct_call import direct_tool_call
 from .runtime import Answer
 from .scopes import scope_challenge, with_resource_metadata
 from .single_exchange import NeedsTransport
@@ -104,11 +105,14 @@ def _asgi_scope(request: HttpRequest) -> dict[str, Any]:
 def _sdk_answer(
     request: HttpRequest, toolbox: ToolBox, key: ApiKey, message: dict[str, Any], body: bytes
 ) -> Answer:
-    """The SDK's answer: a plain call through its single-exchange kernel, the rest (and what
-    the kernel refuses) through its whole Streamable HTTP transport."""
+    """The SDK's answer: a plain tools/call of one of our tools run here and shaped by the
+    SDK (direct_call.py), another plain call through its single-exchange kernel, the rest (and
+    what the kernel refuses) through its whole Streamable HTTP transport."""
     facts = request_facts(request)
     version = single_exchange_version(request, message)
     if version is not None:
+        if (answer := direct_tool_call(toolbox, key, message, version, facts)) is not None:
+            return answer
         try:
             return single_exchange.mcp_answer_one(
                 toolbox.server, key, facts.client_ip, message, version, dict(request.headers), facts

@@ -547,18 +547,6 @@ def test_waiting_keys_are_listed_but_approving_is_no_tool(live_server):
     "message",
     [
         {"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {}},
-        {
-            "jsonrpc": "2.0",
-            "id": "call-1",
-            "method": "tools/call",
-            "params": {"name": "get_workspace", "arguments": {}},
-        },
-        {
-            "jsonrpc": "2.0",
-            "id": 8,
-            "method": "tools/call",
-            "params": {"name": "create_product", "arguments": {"name": ""}},
-        },
         {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"arguments": {}}},
         {"jsonrpc": "2.0", "id": 10, "method": "ping"},
     ],
@@ -567,7 +555,8 @@ def test_the_single_exchange_path_answers_exactly_as_the_sdks_transport(
     live_server, monkeypatch, message
 ):
     """Plain calls skip the transport's streams and tasks (apps/mcp/runtime.py); what they
-    answer must not change by a byte of meaning."""
+    answer must not change by a byte of meaning. (A plain tools/call of one of our tools skips
+    the kernel too: tests/mcp/test_direct_call.py.)"""
     import apps.mcp.door as door
     import apps.mcp.single_exchange as single_exchange
 
