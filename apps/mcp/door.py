@@ -111,7 +111,7 @@ def _sdk_answer(
     facts = request_facts(request)
     version = single_exchange_version(request, message)
     if version is not None:
-        if (answer := direct_tool_call(toolbox, key, message, version, facts)) is not None:
+        if (answer := direct_tool_call(toolbox, key, message, facts)) is not None:
             return answer
         try:
             return single_exchange.mcp_answer_one(

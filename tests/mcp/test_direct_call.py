@@ -22,6 +22,8 @@ DIRECT = {
     "a record": call("get_workspace", {}),
     "no arguments at all": call("get_workspace"),
     "a list": call("list_products", {"limit": 1}),
+    "the key's policy": call("get_key_policy", {}),
+    "an empty list": call("list_communities", {}),
     "a field refused": call("create_product", {"name": ""}),
     "an unknown argument": call("get_workspace", {"colour": "blue"}),
     "a scope the key lacks": call("update_workspace", {"name": "Renamed"}),
