@@ -9,7 +9,8 @@ transport, so any app server answers any call and nothing lives between requests
 Each request reads in order: the same checks as the API (routing, a key in the URL, 401s with
 WWW-Authenticate, the rate limit, the last-use stamp, the body limit; apps/api/door_steps.py
 and apps/api_keys/auth.py, which both doors share), the body parsed once into its JSON-RPC
-message, then the SDK answers it: plain calls through its single-exchange kernel, the rest
+message, then it is answered: a plain tools/call of one of our tools at once in this thread
+(`direct_call.py`), other plain calls through the SDK's single-exchange kernel, the rest
 through its Streamable HTTP session manager (`runtime.py`), calling the tools of `toolbox.py`.
 `config/urls.py` hands the door its list of operations.
 """

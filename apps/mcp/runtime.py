@@ -3,12 +3,14 @@
 Starting the SDK's Streamable HTTP session manager on a fresh event loop cost about 4 ms a call
 (asgiref's async_to_sync makes a thread and a loop each time), thirty times what a tool does.
 
-- Plain calls (`tools/list`, `tools/call`, `ping`): `mcp_answer_one` (single_exchange.py)
-  hands the message to the SDK's single-exchange kernel (`serve_one`, what its transport
-  runs for each message) on the request thread's own event loop, kept between requests. The
-  SDK validates the call and calls the tool's handler; the handler asks for the operation to
-  be run, and the loop steps aside (it stops, the request's thread runs the operation with no
-  loop running, then goes on).
+- A plain `tools/call` of one of our tools needs neither: `direct_tool_call` (direct_call.py)
+  runs it in the request's thread, with no loop at all.
+- Other plain calls (`tools/list`, `ping`, an unusual `tools/call`): `mcp_answer_one`
+  (single_exchange.py) hands the message to the SDK's single-exchange kernel (`serve_one`,
+  what its transport runs for each message) on the request thread's own event loop, kept
+  between requests. The SDK validates the call and calls the tool's handler; the handler asks
+  for the operation to be run, and the loop steps aside (it stops, the request's thread runs
+  the operation with no loop running, then goes on).
 - Everything else (`initialize`, notifications, what the kernel refuses): `mcp_answer` gives it
   to the SDK's whole transport. Each process starts, on its first MCP request, a daemon thread
   running one asyncio loop, and in it one stateless session manager serving one `Server`. The
