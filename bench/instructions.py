@@ -4,8 +4,9 @@ Throughput on a shared VM swings by +-20% between identical runs; instruction co
 `python3 dev.py bench --instructions` runs this under callgrind (which counts instructions
 exactly) with BENCH_REQUESTS=200 and =0, for both kinds, and prints the per-request difference.
 
-With ARG "auth" or "plain" it serves N requests of one kind in process through Django's WSGI
-handler, so the counts include the whole middleware stack but no network.
+With ARG "auth", "plain" or "mcp" (`tools/call get_workspace` on /mcp) it serves N requests of
+one kind in process through Django's WSGI handler, so the counts include the whole middleware
+stack but no network.
 """
 
 import io
@@ -13,6 +14,10 @@ import os
 import sys
 
 N = int(os.environ.get("BENCH_REQUESTS", "300"))
+MCP_CALL = (
+    b'{"jsonrpc":"2.0","id":1,"method":"tools/call",'
+    b'"params":{"name":"get_workspace","arguments":{}}}'
+)
 
 
 def main(kind: str) -> None:
@@ -50,13 +55,26 @@ def main(kind: str) -> None:
         "REMOTE_ADDR": "127.0.0.1",
         "wsgi.url_scheme": "http",
     }
+    content = b""
     if kind == "auth":
         environ.update(PATH_INFO="/api/v1/workspace", HTTP_AUTHORIZATION=f"Bearer {created.secret}")
+    elif kind == "mcp":
+        content = MCP_CALL
+        environ.update(
+            PATH_INFO="/mcp",
+            REQUEST_METHOD="POST",
+            CONTENT_TYPE="application/json",
+            CONTENT_LENGTH=str(len(content)),
+            HTTP_ACCEPT="application/json, text/event-stream",
+            HTTP_MCP_PROTOCOL_VERSION="2025-06-18",
+            HTTP_AUTHORIZATION=f"Bearer {created.secret}",
+        )
     else:
         environ.update(PATH_INFO=f"/bench/workspace/{created.key.pk}")
 
     def serve() -> None:
-        body = app(dict(environ, **{"wsgi.input": io.BytesIO()}), lambda status, headers: None)
+        wsgi_input = {"wsgi.input": io.BytesIO(content)}
+        body = app(dict(environ, **wsgi_input), lambda status, headers: None)
         assert b"workspaceId" in b"".join(body), "unexpected response"
 
     for _ in range(50):  # warm up: connection, caches, lazy imports, first last-use write
