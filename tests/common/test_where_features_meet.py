@@ -1,11 +1,10 @@
 """One state machine across the product (issue 49): people invited, removed and demoted; keys
 made through the API and the services, rolled and handed over with and without grace, called
 with their old secrets, narrowed, revoked (the API, `revokeapikey`), waiting for approval and
-decided; keys used through the API and the MCP door; service accounts made and deleted; audit
-streams added and removed; the idle policy and its sweep; people suspended and restored by the
-identity provider through SCIM, in Okta's and Entra's shapes; the clock moved by time-machine.
-After every step the product's promises are checked against a model written from
-docs/product.md, not from the code:
+decided; service accounts made and deleted; audit streams added and removed; the idle policy
+and its sweep; people suspended and restored by the identity provider through SCIM, in Okta's
+and Entra's shapes; the clock moved by time-machine. After every step the product's promises are
+checked against a model written from docs/product.md, not from the code:
 
 - a key that authenticates has a holder on the team now and not suspended, is not revoked,
   waiting or denied, and an old secret only within its grace and as the key it belongs to
@@ -46,7 +45,6 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from apps.api.errors import STATUS_BY_REASON
 from apps.api.scopes import EVERY_SCOPE
 from apps.api_keys.models import ApiKey
 from apps.api_keys.narrowing import api_key_narrow
@@ -497,41 +495,6 @@ class WhereFeaturesMeet(RuleBasedStateMachine):
         self._answered(key, patched.status_code)
         if patched.status_code == 200:
             assert self.world.team.get(key.holder) == "owner", "a PATCH by a non-owner's key"
-
-    def _tool(self, secret: str, tool: str, arguments: dict[str, object]) -> int:
-        """A plain tools/call on /mcp (answered without the SDK's kernel, apps/mcp/direct_call.py),
-        as the status the API would give: a tool error by its reason."""
-        answer = self.http.post(
-            "/mcp",
-            {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-             "params": {"name": tool, "arguments": arguments}},
-            content_type="application/json",
-            HTTP_AUTHORIZATION=f"Bearer {secret}",
-            HTTP_ACCEPT="application/json, text/event-stream",
-            HTTP_MCP_PROTOCOL_VERSION="2025-06-18",
-        )  # fmt: skip
-        if answer.status_code != 200:
-            return answer.status_code
-        result = answer.json()["result"]
-        if not result["isError"]:
-            return 200
-        return STATUS_BY_REASON[result["content"][0]["text"].split(":", 1)[0]]
-
-    @precondition(lambda self: self._live())
-    @rule(data=st.data())
-    def use_through_mcp(self, data: st.DataObject) -> None:
-        """The MCP door keeps the API's promises: the same keys answer, a tool error is not
-        counted in a quota, and only an owner's key changes the workspace."""
-        key = data.draw(st.sampled_from(self._live()))
-        status = self._tool(key.secret, "get_workspace", {})
-        assert status in (200, 429), status
-        self._answered(key, status)
-        if status == 200:
-            key.last_used = self.now
-        status = self._tool(key.secret, "update_workspace", {"workspaceName": "Acme"})
-        self._answered(key, status)
-        if status == 200:
-            assert self.world.team.get(key.holder) == "owner", "an MCP change by a non-owner's key"
 
     @rule(step=STEPS_OF_TIME)
     def time_passes(self, step: timedelta) -> None:
