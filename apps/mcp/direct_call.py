@@ -1,5 +1,5 @@
 """The call clients make most, a `tools/call` of one of our tools, answered in the request's
-own thread, with the SDK's own shaping of the result but without its kernel around the tool.
+own thread, without the SDK's kernel around the tool; its answer is held to the SDK's.
 
 Measured in process (2026-12-03): the SDK's single-exchange kernel (`serve_one`: two turns of
 an event loop, a shielded cancel scope, its request context, the params validated into models)
@@ -47,7 +47,7 @@ def direct_tool_call(
     if params.keys() - _PLAIN_PARAMS or name not in toolbox.tools or type(arguments) is not dict:
         return None
     answer = toolbox.call(key, facts.client_ip, name, arguments, facts)
-    result = {name: value for name, value in answer.items() if name != "resultType"}
+    result = {field: value for field, value in answer.items() if field != "resultType"}
     reply = {"jsonrpc": "2.0", "id": message["id"], "result": result}
     body = json.dumps(reply, ensure_ascii=False, separators=(",", ":")).encode()
     return 200, [(b"content-type", b"application/json")], body
