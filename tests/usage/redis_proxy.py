@@ -1,7 +1,9 @@
 """A TCP proxy in front of a test's Redis that injects one fault at the socket's edge: the
 next command a predicate picks is either never delivered or delivered and run, with its reply
 swallowed; then the proxy calls `on_fault` (a test SIGKILLs Redis there) and cuts the app's
-connection. Everything else passes through unchanged."""
+connection. Everything else passes through unchanged. The fault's `on_fault` runs in one of the
+proxy's threads, after the app has its answer (a timeout): a test waits for it to have returned
+(`wait_handled`) before it uses Redis again."""
 
 import socket
 import threading
@@ -19,6 +21,8 @@ class RedisFaultProxy:
         self.lock = threading.Lock()
         self.armed: tuple[Mode, Callable[[bytes], bool], Callable[[], None]] | None = None
         self.faults = 0
+        self.handled = 0  # faults whose on_fault has returned
+        self._handled_changed = threading.Condition(self.lock)
         self.closed = False
         self.down = False  # set: every connection is refused, as if Redis were gone
         threading.Thread(target=self._accept, daemon=True).start()
@@ -32,6 +36,21 @@ class RedisFaultProxy:
         run it and swallow its reply (`reply`)."""
         with self.lock:
             self.armed = (mode, picks, on_fault)
+
+    def wait_handled(self, faults: int, timeout: float = 30) -> None:
+        """Wait until `faults` faults have been injected and their on_fault has returned (a
+        crashed Redis is running again)."""
+        with self._handled_changed:
+            if not self._handled_changed.wait_for(lambda: self.handled >= faults, timeout):
+                raise TimeoutError(f"{self.handled} of {faults} faults handled in {timeout} s")
+
+    def _fault(self, on_fault: Callable[[], None]) -> None:
+        try:
+            on_fault()
+        finally:
+            with self._handled_changed:
+                self.handled += 1
+                self._handled_changed.notify_all()
 
     def close(self) -> None:
         self.closed = True
@@ -61,7 +80,7 @@ class RedisFaultProxy:
             try:
                 while data := upstream.recv(65536):
                     if swallow:
-                        swallow[0]()
+                        self._fault(swallow[0])
                         break
                     client.sendall(data)
             except OSError:
@@ -79,7 +98,7 @@ class RedisFaultProxy:
                     else:
                         armed = None
                 if armed is not None and armed[0] == "request":
-                    armed[2]()
+                    self._fault(armed[2])
                     break
                 if armed is not None:
                     swallow.append(armed[2])

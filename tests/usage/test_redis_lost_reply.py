@@ -71,6 +71,7 @@ def test_a_request_whose_limiter_call_was_cut_by_a_redis_crash_is_recorded_once(
     proxy.arm(lost, _limiter_call, crash_and_restart)
     ids.append(_get(live_server.url, key.secret))
     ids += [_get(live_server.url, key.secret) for _ in range(3)]  # served per process
+    proxy.wait_handled(1)  # Redis has started again from its file
     assert proxy.faults == 1
     ran = redis_client().get(noted_key(ids[5]))
 
@@ -89,9 +90,13 @@ def test_settling_again_after_its_own_reply_was_lost_changes_nothing(live_server
     key = make_key()
     proxy.arm("reply", _limiter_call, crash_and_restart)
     lost = _get(live_server.url, key.secret)
+    # Only once Redis runs again (the app answered when its call timed out, maybe before):
+    # otherwise the settling call finds nothing to reach, and no fault is injected.
+    proxy.wait_handled(1)
     # The settling call runs, and Redis dies again before its reply comes back.
     proxy.arm("reply", _settling_call, crash_and_restart)
     _flush_after_the_crash()
+    proxy.wait_handled(2)
     assert proxy.faults == 2
     assert redis_client().get(noted_key(lost)) == b"s"
 
@@ -114,6 +119,7 @@ def test_a_request_unsettled_past_its_marks_life_is_recorded_once_without_redis(
 
     proxy.arm("request", _limiter_call, redis_gone)
     lost = _get(live_server.url, key.secret)
+    proxy.wait_handled(1)
     _flush_after_the_crash()  # Redis cannot say yet: the request waits for it
     assert totals(key.key.pk) == {}
     assert not RequestLogEntry.objects.exists()
