@@ -10,6 +10,7 @@ model instances with the same converters the ORM would apply.
 import functools
 import time
 from dataclasses import dataclass
+from datetime import UTC
 from typing import Any, cast
 
 from django.conf import settings
@@ -132,16 +133,15 @@ def _fetch_prepared(
     on every request (Django sends its queries unprepared, for connection poolers' sake; the
     join of three tables cost more to plan than to run). Logged like a Django query, so the
     query counts of tests and debug tools still see it."""
-    import psycopg
-
     with connection.wrap_database_errors:
         connection.ensure_connection()
     raw = connection.connection
     if raw.prepare_threshold is None:
         raw.prepare_threshold = ONLY_WHEN_ASKED
+    cursor = _lookup_cursor(connection, raw)
     start = time.monotonic()
     # Errors as Django's own (OperationalError and the rest), as its cursor would raise them.
-    with connection.wrap_database_errors, psycopg.Cursor(raw) as cursor:
+    with connection.wrap_database_errors:
 
         def run(sql: str, params: Any, many: bool, context: Any) -> None:
             # Server-side binding, so that the statement can be prepared.
@@ -158,6 +158,28 @@ def _fetch_prepared(
     if connection.queries_logged:
         connection.queries_log.append({"sql": sql, "time": f"{time.monotonic() - start:.3f}"})
     return row
+
+
+def _lookup_cursor(connection: BaseDatabaseWrapper, raw: Any) -> Any:
+    """The lookup's own cursor on this database connection, made once and kept with it.
+
+    A new cursor makes new loaders for all 60-odd columns on every request; this one keeps
+    them. Its timestamps are read by psycopg's compiled loader rather than Django's (a Python
+    subclass of psycopg's Python one, which only sets `connection.timezone` on each value):
+    where the session's time zone is UTC and Django's is `timezone.utc`, both give the same
+    datetime, to its tzinfo (psycopg reads "UTC" as `timezone.utc`).
+    """
+    import psycopg
+    from psycopg.types.datetime import TimestamptzLoader
+
+    kept = connection.__dict__.get("gatehouse_lookup_cursor")
+    if kept is not None and kept.connection is raw and not kept.closed:
+        return kept
+    cursor = psycopg.Cursor(raw)
+    if connection.timezone is UTC and raw.pgconn.parameter_status(b"TimeZone") == b"UTC":
+        cursor.adapters.register_loader("timestamptz", TimestamptzLoader)
+    connection.__dict__["gatehouse_lookup_cursor"] = cursor
+    return cursor
 
 
 def api_key_with_holder(
@@ -186,6 +208,9 @@ def api_key_with_holder(
     if row is None:
         return None
     key = cast(ApiKey, statement.key.build(row, alias, connection))
-    key.workspace = cast(Workspace, statement.workspace.build(row, alias, connection))
-    key.user = cast(User, statement.user.build(row, alias, connection))
+    # As select_related fills them: into the key's cache of related objects, past the
+    # descriptors' checks (type, router) that hold for rows of this very join.
+    cache = key._state.fields_cache
+    cache["workspace"] = statement.workspace.build(row, alias, connection)
+    cache["user"] = statement.user.build(row, alias, connection)
     return key

@@ -25,6 +25,10 @@ def test_the_lookup_builds_the_same_key_workspace_and_user_as_the_orm(django_ass
     assert model_to_dict(found) == model_to_dict(expected)
     assert found.expires_at == expected.expires_at and found.expires_at.tzinfo is not None
     assert found.last_used_at == expected.last_used_at
+    # The same time zone object too, though the lookup reads its timestamps with psycopg's own
+    # compiled loader where the ORM uses Django's.
+    assert found.expires_at.tzinfo is expected.expires_at.tzinfo
+    assert found.user.date_joined.tzinfo is expected.user.date_joined.tzinfo
     assert found.scopes == ["pages:read", "products:write"]
     assert model_to_dict(found.workspace) == model_to_dict(expected.workspace)
     assert found.user.email == expected.user.email and found.user.pk == expected.user.pk
