@@ -64,7 +64,8 @@ def http_handler(op: Operation) -> Callable[..., HttpResponse]:
             if op.status == 204:
                 response = HttpResponse(status=204)
             else:
-                response = JsonResponse(record, status=op.status)
+                # The charset given: no search of the Content-Type for one on every answer.
+                response = JsonResponse(record, status=op.status, charset="utf-8")
         except REFUSED as error:
             response = refusal_of(error).response()
         return rate_limit_headers(request, response)

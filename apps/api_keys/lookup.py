@@ -30,16 +30,17 @@ from .models import ApiKey
 class _Part:
     model: type[Model]
     attnames: list[str]
-    converters: list[list[Any]]  # per column, as the ORM's compiler would apply them
-    columns: list[Any]  # the Col expressions the converters are called with
+    # (column's index in the part, its Col expression, its converters), as the ORM's compiler
+    # would apply them, for the columns that have any
+    converted: list[tuple[int, Any, list[Any]]]
     start: int
     end: int
 
     def build(self, row: tuple[Any, ...], alias: str, connection: BaseDatabaseWrapper) -> Model:
         values = list(row[self.start : self.end])
-        for index, converters in enumerate(self.converters):
+        for index, column, converters in self.converted:
             for converter in converters:
-                values[index] = converter(values[index], self.columns[index], connection)
+                values[index] = converter(values[index], column, connection)
         model = self.model
         if signals.pre_init.has_listeners(model) or signals.post_init.has_listeners(model):
             return model.from_db(alias, self.attnames, values)
@@ -86,8 +87,11 @@ def _prepare(alias: str) -> _Statement:
             _Part(
                 model=model,
                 attnames=[field.attname for field in fields],
-                converters=converters,
-                columns=columns,
+                converted=[
+                    (index, columns[index], converters[index])
+                    for index in range(len(fields))
+                    if converters[index]
+                ],
                 start=position,
                 end=position + len(fields),
             )

@@ -1,14 +1,17 @@
+import functools
 import ipaddress
 
 from django.conf import settings
 from django.http import HttpRequest, QueryDict
 
 
+@functools.lru_cache(maxsize=4096)
 def ip_address_or_none(value: str) -> str | None:
     """`value` as a normalised IP address, or None when it is not one.
 
     Takes the forms proxies write: `203.0.113.7`, `2001:db8::1`, `203.0.113.7:51234`,
-    `[2001:db8::1]:443`.
+    `[2001:db8::1]:443`. Kept for the most recent 4,096 values: every request asks this of
+    its peer's address, and a caller's address repeats from one request to the next.
     """
     value = value.strip()
     if "%" in value:
