@@ -61,3 +61,27 @@ def test_on_postgresql_the_lookup_is_planned_once_per_connection(settings):
     assert len([s for s in prepared if "secret_hash" in s and "JOIN" in s]) == 1, prepared
     settings.DATABASE_PREPARED_LOOKUP = False  # behind an old transaction-pooling PgBouncer
     assert api_key_with_holder(tokens.hash_secret(created.secret)).pk == created.key.pk
+
+
+@pytest.mark.postgres
+def test_on_a_session_not_on_utc_the_lookup_still_gives_djangos_time_zone(settings):
+    """psycopg's compiled timestamp loader gives the session's zone; the lookup uses it only
+    where that is UTC. Elsewhere it reads timestamps as the ORM does (Django's loader, which
+    takes the session to be on UTC: the same instant and tzinfo as the ORM's, right or not)."""
+    from datetime import UTC
+
+    from django.db import connections
+
+    if not settings.DATABASE_PREPARED_LOOKUP:
+        pytest.skip("the prepared lookup is off (behind a transaction-pooling PgBouncer < 1.21)")
+    connection = connections["default"]
+    created = make_key(expires_in=timedelta(days=3))
+    connection.ensure_connection()
+    with connection.cursor() as cursor:
+        cursor.execute("SET TIME ZONE 'Europe/Paris'")
+    connection.__dict__.pop("gatehouse_lookup_cursor", None)  # the next lookup makes its own
+    found = api_key_with_holder(tokens.hash_secret(created.secret))
+    expected = ApiKey.objects.select_related("user").get(pk=created.key.pk)
+    assert found.expires_at == expected.expires_at and found.expires_at.tzinfo is UTC
+    assert found.user.date_joined == expected.user.date_joined
+    assert found.user.date_joined.tzinfo is UTC
