@@ -21,7 +21,7 @@ from apps.api.door_steps import (
     refuse_query_credentials,
 )
 from apps.api.errors import ApiFailure, api_error
-from apps.api.http import json_body, methods, request_body_bytes
+from apps.api.http import json_answer, json_body, methods, request_body_bytes
 from apps.api.operations import Call, NotFound, Operation
 from apps.api.views import not_found
 from apps.api_keys.auth import api_key_authorize, api_key_from_request, rate_limit_headers
@@ -64,8 +64,7 @@ def http_handler(op: Operation) -> Callable[..., HttpResponse]:
             if op.status == 204:
                 response = HttpResponse(status=204)
             else:
-                # The charset given: no search of the Content-Type for one on every answer.
-                response = JsonResponse(record, status=op.status, charset="utf-8")
+                response = json_answer(record, op.status)
         except REFUSED as error:
             response = refusal_of(error).response()
         return rate_limit_headers(request, response)

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
+from django.core.serializers.json import DjangoJSONEncoder
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
@@ -32,6 +33,16 @@ def methods(**handlers: Callable[..., HttpResponse]) -> Callable[..., HttpRespon
         return handler(request, *args, **kwargs)
 
     return view
+
+
+# One encoder for every answer: encoding keeps no state in it, and JsonResponse would build one
+# a call.
+_encode_json = DjangoJSONEncoder().encode
+
+
+def json_answer(data: Any, status: int = 200) -> HttpResponse:
+    """`data` as a JSON answer: the same bytes and Content-Type as Django's JsonResponse."""
+    return HttpResponse(_encode_json(data).encode(), status=status, content_type="application/json")
 
 
 def _is_json(content_type: str) -> bool:

@@ -137,15 +137,15 @@ def _fetch_prepared(
     on every request (Django sends its queries unprepared, for connection poolers' sake; the
     join of three tables cost more to plan than to run). Logged like a Django query, so the
     query counts of tests and debug tools still see it."""
-    with connection.wrap_database_errors:
-        connection.ensure_connection()
-    raw = connection.connection
-    if raw.prepare_threshold is None:
-        raw.prepare_threshold = ONLY_WHEN_ASKED
-    cursor = _lookup_cursor(connection, raw)
     start = time.monotonic()
     # Errors as Django's own (OperationalError and the rest), as its cursor would raise them.
     with connection.wrap_database_errors:
+        if connection.connection is None:
+            connection.ensure_connection()
+        raw = connection.connection
+        if raw.prepare_threshold is None:
+            raw.prepare_threshold = ONLY_WHEN_ASKED
+        cursor = _lookup_cursor(connection, raw)
 
         def run(sql: str, params: Any, many: bool, context: Any) -> None:
             # Server-side binding, so that the statement can be prepared.
@@ -173,12 +173,12 @@ def _lookup_cursor(connection: BaseDatabaseWrapper, raw: Any) -> Any:
     where the session's time zone is UTC and Django's is `timezone.utc`, both give the same
     datetime, to its tzinfo (psycopg reads "UTC" as `timezone.utc`).
     """
-    import psycopg
-    from psycopg.types.datetime import TimestamptzLoader
-
     kept = connection.__dict__.get("gatehouse_lookup_cursor")
     if kept is not None and kept.connection is raw and not kept.closed:
         return kept
+    import psycopg  # here: a process on SQLite never needs it
+    from psycopg.types.datetime import TimestamptzLoader
+
     cursor = psycopg.Cursor(raw)
     if connection.timezone is UTC and raw.pgconn.parameter_status(b"TimeZone") == b"UTC":
         cursor.adapters.register_loader("timestamptz", TimestamptzLoader)
