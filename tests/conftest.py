@@ -9,17 +9,14 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
-from django.core.cache import cache, caches
+from django.core.cache import caches
 from django.test import override_settings
 
-from apps.api.refusal_log import refusal_lines
-from apps.api_keys.auth import blocked_addresses
-from apps.metering.limits import rate_limit_reset
-from apps.metering.requests import metering_reset as usage_reset
 from apps.webhooks.destinations import delivery_clients_close
 
 from .client import Client
 from .factories import MembershipFactory, UserFactory, WorkspaceFactory, make_key, owner_of
+from .process_state import process_state_reset
 
 # The test database is made by `migrate`: no schedule tick in it; tests run jobs themselves.
 settings.JOBS_START_ON_MIGRATE = False
@@ -31,18 +28,10 @@ def _fast_and_isolated(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.SIGN_UP_MIN_SECONDS = 0  # the sign-up timing test sets its own
     settings.USAGE_FLUSH_SECONDS = 0  # every request writes its stamps and counts at its end
-    cache.clear()
-    rate_limit_reset()
-    blocked_addresses.clear()
-    refusal_lines.clear()
-    usage_reset()
+    process_state_reset()
     yield
     delivery_clients_close()  # a kept connection would hold a live server's thread open
-    cache.clear()
-    rate_limit_reset()
-    blocked_addresses.clear()
-    refusal_lines.clear()
-    usage_reset()
+    process_state_reset()
 
 
 @pytest.fixture

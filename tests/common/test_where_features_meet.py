@@ -1,10 +1,11 @@
 """One state machine across the product (issue 49): people invited, removed and demoted; keys
 made through the API and the services, rolled and handed over with and without grace, called
 with their old secrets, narrowed, revoked (the API, `revokeapikey`), waiting for approval and
-decided; service accounts made and deleted; audit streams added and removed; the idle policy
-and its sweep; people suspended and restored by the identity provider through SCIM, in Okta's
-and Entra's shapes; the clock moved by time-machine. After every step the product's promises are
-checked against a model written from docs/product.md, not from the code:
+decided; keys used through the API and the MCP door; service accounts made and deleted; audit
+streams added and removed; the idle policy and its sweep; people suspended and restored by the
+identity provider through SCIM, in Okta's and Entra's shapes; the clock moved by time-machine.
+After every step the product's promises are checked against a model written from
+docs/product.md, not from the code:
 
 - a key that authenticates has a holder on the team now and not suspended, is not revoked,
   waiting or denied, and an old secret only within its grace and as the key it belongs to
@@ -13,6 +14,8 @@ checked against a model written from docs/product.md, not from the code:
 - no key made by a key is wider or longer-lived than its maker (checked as it is made);
 - no old secret manages keys (each call with one tries to mint and must get 403);
 - a PATCH that answered 200 was made by a key whose holder is an owner at that moment;
+- through the MCP door the same keys answer, an `update_workspace` that succeeded was an
+  owner's, and a tool error is not counted in an allowance (its status is the API's);
 - the idle sweep never takes a key the model used after its cutoff;
 - a key with a quota (its own, inherited from its maker, carried over a hand-over, or its
   service account's shared one) answers 429 exactly when the model's allowance is spent, and
@@ -45,6 +48,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
+from apps.api.errors import STATUS_BY_REASON
 from apps.api.scopes import EVERY_SCOPE
 from apps.api_keys.models import ApiKey
 from apps.api_keys.narrowing import api_key_narrow
@@ -57,7 +61,6 @@ from apps.audit_streams.models import AuditStream, AuditStreamItem
 from apps.audit_streams.services import stream_create, stream_delete
 from apps.common.quota_periods import Quota
 from apps.idle_keys.sweep import idle_keys_job
-from apps.metering.limits import rate_limit_reset
 from apps.quotas.models import QuotaCounter
 from apps.scim.tokens import scim_token_create
 from apps.service_accounts.handover import key_hand_over
@@ -69,6 +72,7 @@ from apps.service_accounts.services import (
 from apps.workspaces.models import Membership, ServiceAccount
 from apps.workspaces.services import team_change_role, team_remove
 from tests.factories import MembershipFactory, UserFactory, WorkspaceFactory, make_key
+from tests.process_state import process_state_reset
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 EXAMPLES = int(os.environ.get("GATEHOUSE_MACHINE_EXAMPLES", "50"))
@@ -124,11 +128,11 @@ class World:
 class WhereFeaturesMeet(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
-        # Each example from a process that has counted nothing: the refused credentials of
-        # 127.0.0.1 (old secrets past their grace) would otherwise add up over the examples
-        # until the address is blocked, and an example would answer otherwise when Hypothesis
-        # runs it again (seen as a 429 for a key with no quota, with a rule for MCP added).
-        rate_limit_reset()
+        # Each example from a process that remembers nothing, as each test starts: the refused
+        # credentials of 127.0.0.1 (old secrets past their grace) would otherwise add up over
+        # the examples until the address is blocked, and an example would answer otherwise
+        # when Hypothesis runs it again (seen as a 429 for a key with no quota).
+        process_state_reset()
         self.now = timezone.now().replace(microsecond=0)
         self.clock = time_machine.travel(self.now, tick=False)
         self.clock.start()
@@ -397,7 +401,9 @@ class WhereFeaturesMeet(RuleBasedStateMachine):
     @precondition(lambda self: self.world.old)
     @rule(data=st.data())
     def call_with_an_old_secret(self, data: st.DataObject) -> None:
-        secret = data.draw(st.sampled_from(sorted(self.world.old)))
+        # In the order they were replaced, never sorted: the secrets are random, and sorted
+        # they would put another key under the same draw when Hypothesis replays the example.
+        secret = data.draw(st.sampled_from(list(self.world.old)))
         answer = self._call("get", "/workspace", secret)
         target = self.world.keys[self.world.old[secret].key_id]
         if answer.status_code in (200, 429):  # it acts as the key it belongs to
@@ -435,7 +441,7 @@ class WhereFeaturesMeet(RuleBasedStateMachine):
     @precondition(lambda self: self.world.old)
     @rule(data=st.data())
     def revokeapikey_names_an_old_secret(self, data: st.DataObject) -> None:
-        secret = data.draw(st.sampled_from(sorted(self.world.old)))
+        secret = data.draw(st.sampled_from(list(self.world.old)))
         old = self.world.old[secret]
         if old.ends <= self.now:
             return  # it names nothing any more
@@ -501,6 +507,41 @@ class WhereFeaturesMeet(RuleBasedStateMachine):
         self._answered(key, patched.status_code)
         if patched.status_code == 200:
             assert self.world.team.get(key.holder) == "owner", "a PATCH by a non-owner's key"
+
+    def _tool(self, secret: str, tool: str, arguments: dict[str, object]) -> int:
+        """A plain tools/call on /mcp (answered without the SDK's kernel, apps/mcp/direct_call.py),
+        as the status the API would give: a tool error by its reason."""
+        answer = self.http.post(
+            "/mcp",
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+             "params": {"name": tool, "arguments": arguments}},
+            content_type="application/json",
+            HTTP_AUTHORIZATION=f"Bearer {secret}",
+            HTTP_ACCEPT="application/json, text/event-stream",
+            HTTP_MCP_PROTOCOL_VERSION="2025-06-18",
+        )  # fmt: skip
+        if answer.status_code != 200:
+            return answer.status_code
+        result = answer.json()["result"]
+        if not result["isError"]:
+            return 200
+        return STATUS_BY_REASON[result["content"][0]["text"].split(":", 1)[0]]
+
+    @precondition(lambda self: self._live())
+    @rule(data=st.data())
+    def use_through_mcp(self, data: st.DataObject) -> None:
+        """The MCP door keeps the API's promises: the same keys answer, a tool error is not
+        counted in a quota, and only an owner's key changes the workspace."""
+        key = data.draw(st.sampled_from(self._live()))
+        status = self._tool(key.secret, "get_workspace", {})
+        assert status in (200, 429), status
+        self._answered(key, status)
+        if status == 200:
+            key.last_used = self.now
+        status = self._tool(key.secret, "update_workspace", {"workspaceName": "Acme"})
+        self._answered(key, status)
+        if status == 200:
+            assert self.world.team.get(key.holder) == "owner", "an MCP change by a non-owner's key"
 
     @rule(step=STEPS_OF_TIME)
     def time_passes(self, step: timedelta) -> None:
