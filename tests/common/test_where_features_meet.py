@@ -14,8 +14,9 @@ docs/product.md, not from the code:
 - no key made by a key is wider or longer-lived than its maker (checked as it is made);
 - no old secret manages keys (each call with one tries to mint and must get 403);
 - a PATCH that answered 200 was made by a key whose holder is an owner at that moment;
-- through the MCP door the same keys answer, an `update_workspace` that succeeded was an
-  owner's, and a tool error is not counted in an allowance (its status is the API's);
+- through the MCP door the same keys answer and no other does, an `update_workspace` that
+  succeeded was an owner's, and a tool error is not counted in an allowance (its status is
+  the API's);
 - the idle sweep never takes a key the model used after its cutoff;
 - a key with a quota (its own, inherited from its maker, carried over a hand-over, or its
   service account's shared one) answers 429 exactly when the model's allowance is spent, and
@@ -542,6 +543,23 @@ class WhereFeaturesMeet(RuleBasedStateMachine):
         self._answered(key, status)
         if status == 200:
             assert self.world.team.get(key.holder) == "owner", "an MCP change by a non-owner's key"
+
+    def _dead(self) -> list[Key]:
+        """Keys the model says do not work, whose secret no hand-over still honours."""
+        honoured = {s for s, old in self.world.old.items() if self.now < old.ends}
+        return [
+            k for k in self.world.keys.values() if not self._works(k) and k.secret not in honoured
+        ]
+
+    @precondition(lambda self: self._dead())
+    @rule(data=st.data())
+    def a_dead_key_through_mcp(self, data: st.DataObject) -> None:
+        """A key that no longer works (revoked, expired, waiting, denied, its holder gone or
+        suspended) opens no tool: the door refuses it before any tool runs, as the API does
+        (429 once the address has been refused too often)."""
+        key = data.draw(st.sampled_from(self._dead()))
+        status = self._tool(key.secret, "get_workspace", {})
+        assert status in (401, 429), f"key {key.id} answered {status} through MCP: {key}"
 
     @rule(step=STEPS_OF_TIME)
     def time_passes(self, step: timedelta) -> None:
